@@ -1,0 +1,17 @@
+# Finds every Debian-packaged dependency once, for all layers (see docs/dependencies.md).
+find_package(Threads REQUIRED)
+find_package(CAF 0.17 REQUIRED COMPONENTS core)
+find_package(msgpack 4.1 REQUIRED CONFIG)        # target msgpackc-cxx (Debian's msgpack-c 4.x name)
+find_package(fmt REQUIRED CONFIG)
+find_package(nlohmann_json REQUIRED CONFIG)
+find_package(CLI11 REQUIRED CONFIG)
+find_package(ZLIB REQUIRED)
+find_package(PkgConfig REQUIRED)
+# pkg-config pins OpenBLAS's own cblas.h, not the update-alternatives link.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET GLOBAL openblas)
+if(SHARDFLOW_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(SHARDFLOW_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

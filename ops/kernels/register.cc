@@ -1,0 +1,18 @@
+#include "ops/kernels/register.h"
+
+namespace sf {
+
+void register_builtin_ops(OpRegistry& r) {
+  register_source_ops(r);
+  register_matmul_ops(r);
+  register_bias_add_ops(r);
+  register_elementwise_ops(r);
+  register_relu_ops(r);
+  register_reshape_ops(r);
+  register_slice_ops(r);
+  register_concat_ops(r);
+  register_reduce_ops(r);
+  register_loss_ops(r);
+}
+
+}  // namespace sf

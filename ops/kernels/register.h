@@ -1,0 +1,23 @@
+// One registration function per kernel file; register_builtin_ops calls them all.
+// Registration is explicit (not static initialisers) so that linking a static library
+// cannot silently drop an op.
+#pragma once
+
+namespace sf {
+
+class OpRegistry;
+
+void register_builtin_ops(OpRegistry& r);
+
+void register_source_ops(OpRegistry& r);       // Input, Parameter, Fill
+void register_matmul_ops(OpRegistry& r);       // MatMul
+void register_bias_add_ops(OpRegistry& r);     // BiasAdd, BiasAddGrad
+void register_elementwise_ops(OpRegistry& r);  // Add, Sub, Mul, SumToShape
+void register_relu_ops(OpRegistry& r);         // ReLU, ReluGrad
+void register_reshape_ops(OpRegistry& r);      // Flatten, Reshape
+void register_slice_ops(OpRegistry& r);        // StridedSlice, StridedSliceGrad
+void register_concat_ops(OpRegistry& r);       // Concat
+void register_reduce_ops(OpRegistry& r);       // ReduceSum, ReduceMean, BroadcastTo
+void register_loss_ops(OpRegistry& r);         // SoftmaxCrossEntropy(+Grad), MSELoss(+Grad)
+
+}  // namespace sf

@@ -1,0 +1,19 @@
+#include "ops/printer.h"
+
+#include <fmt/format.h>
+
+namespace sf {
+
+std::string print_ir(const Graph& g) {
+  std::string out;
+  for (const Node& n : g.nodes()) {
+    std::string args;
+    for (size_t i = 0; i < n.inputs.size(); ++i) args += fmt::format("{}%{}", i ? ", " : "", n.inputs[i]);
+    std::string attrs = n.attrs.str();
+    out += fmt::format("%{} = {}({}){}{} : {}{}  # {}\n", n.id, n.op, args, attrs.empty() ? "" : " ", attrs,
+                       dtype_name(n.dtype), shape_str(n.shape), n.name);
+  }
+  return out;
+}
+
+}  // namespace sf
