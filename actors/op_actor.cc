@@ -1,0 +1,82 @@
+#include "actors/op_actor.h"
+
+#include <fmt/format.h>
+
+#include "ops/op_def.h"
+#include "ops/plan.h"
+
+namespace sf {
+
+namespace {
+
+int free_register(const OpActorState& st) {
+  for (size_t r = 0; r < st.readers.size(); ++r)
+    if (st.readers[r] == 0) return static_cast<int>(r);
+  return -1;
+}
+
+bool inputs_ready(const OpActorState& st) {
+  for (const auto& q : st.queues)
+    if (q.empty()) return false;
+  return true;
+}
+
+// Fires as long as inputs and a register are available (OneFlow's "act until fail").
+void act(caf::stateful_actor<OpActorState>* self) {
+  auto& st = self->state;
+  const OpActorSpec& spec = st.spec;
+  const Node& n = *spec.node;
+  StepState& shared = *spec.shared;
+  int r;
+  while (inputs_ready(st) && (r = free_register(st)) >= 0) {
+    const int64_t step = st.queues.empty() ? 0 : st.queues[0].front().step;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int q = spec.queue_of_slot[k];
+      st.inputs[k] = q < 0 ? shared.bound[n.inputs[k]] : st.queues[q].front().value;
+    }
+    const bool tracing = shared.trace.enabled();
+    const int64_t t0 = tracing ? TraceRecorder::now_ns() : 0;
+    try {
+      n.def->forward(n, st.inputs, st.regs[r]);
+    } catch (const std::exception& e) {
+      shared.fail(fmt::format("{}: {}", node_label(n), e.what()));
+      return;
+    }
+    if (tracing) shared.trace.lane(n.id).push_back({t0, TraceRecorder::now_ns(), TraceRecorder::this_thread(), step});
+    st.readers[r] = static_cast<int>(spec.consumers.size() + spec.fetch_indices.size());
+    for (const auto& c : spec.consumers) self->send(c.actor, DataMsg{c.slot, n.id, r, step, st.regs[r]});
+    for (int f : spec.fetch_indices) shared.deliver(f, st.regs[r], r);
+    for (auto& q : st.queues) {
+      const DataMsg& m = q.front();
+      if (m.producer >= 0) self->send((*spec.actors)[m.producer], AckMsg{m.reg});
+      q.pop_front();
+    }
+    for (auto& t : st.inputs) t = Tensor();  // drop references to the producers' registers
+  }
+}
+
+}  // namespace
+
+caf::behavior op_actor(caf::stateful_actor<OpActorState>* self, OpActorSpec spec) {
+  auto& st = self->state;
+  st.spec = std::move(spec);
+  st.queues.resize(st.spec.queues);
+  st.inputs.resize(st.spec.node->inputs.size());
+  for (int r = 0; r < st.spec.registers; ++r) st.regs.push_back(allocate_output(*st.spec.node));
+  st.readers.assign(st.spec.registers, 0);
+  return {
+      [self](DataMsg& m) {
+        auto& st = self->state;
+        int q = m.slot < static_cast<int>(st.spec.queue_of_slot.size()) ? st.spec.queue_of_slot[m.slot]
+                                                                          : st.spec.queues - 1;  // tick
+        st.queues[q].push_back(std::move(m));
+        act(self);
+      },
+      [self](AckMsg& m) {
+        --self->state.readers[m.reg];
+        act(self);
+      },
+  };
+}
+
+}  // namespace sf

@@ -1,0 +1,182 @@
+#include "actors/runtime.h"
+
+#include <algorithm>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
+
+#include "actors/op_actor.h"
+#include "core/error.h"
+#include "ops/blas.h"
+#include "ops/op_def.h"
+#include "ops/plan.h"
+
+namespace sf {
+
+namespace {
+caf::actor_system_config make_config(int threads) {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", static_cast<size_t>(threads));
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  return cfg;
+}
+// The needed consumers of a node, each once (a consumer reading it twice is listed twice).
+std::vector<int> unique_needed(std::vector<int> ids, const std::vector<char>& needed) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::erase_if(ids, [&](int c) { return !needed[c]; });
+  return ids;
+}
+}  // namespace
+
+struct Runtime::Impl {
+  Impl(const Graph& graph, std::vector<int> f, RuntimeOptions o)
+      : g(graph), fetches(std::move(f)), opts(o), cfg(make_config(o.threads)), sys(cfg) {}
+
+  const Graph& g;
+  std::vector<int> fetches;
+  RuntimeOptions opts;
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  std::vector<caf::actor> actors;  // by node id; empty handle for sources and unneeded nodes
+  StepState shared;
+  // Per fed node id: the (actor, slot) pairs its value goes to each step.
+  std::vector<std::vector<std::pair<caf::actor, int32_t>>> fed_to;
+  std::vector<int> params;               // Parameter nodes some actor reads
+  std::vector<caf::actor> tick_actors;  // ops with no dynamic input get a tick each step
+  int actor_count = 0;
+  int64_t step = 0;
+  bool poisoned = false;
+};
+
+Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) {
+  SF_ENFORCE(opts.threads >= 1, InvalidArgument, "runtime: threads must be >= 1, got {}", opts.threads);
+  SF_ENFORCE(opts.registers >= 1, InvalidArgument, "runtime: registers must be >= 1, got {}", opts.registers);
+  set_blas_threads(1);
+  impl_ = std::make_unique<Impl>(g, std::move(fetches), opts);
+  Impl& im = *impl_;
+  const std::vector<int> order = needed_nodes(g, im.fetches);
+  std::vector<char> needed(g.size(), 0);
+  for (int id : order) needed[id] = 1;
+  const auto consumers = g.consumers();
+
+  im.shared.bound.resize(g.size());
+  im.shared.results.resize(im.fetches.size());
+  im.shared.result_regs.resize(im.fetches.size());
+  im.shared.fetch_slots.resize(g.size());
+  for (size_t f = 0; f < im.fetches.size(); ++f) {
+    const Node& n = g.node(im.fetches[f]);
+    SF_ENFORCE(!n.def->is_source(), InvalidArgument, "runtime: cannot fetch source node {}", node_label(n));
+    im.shared.fetch_slots[n.id].push_back(static_cast<int>(f));
+  }
+  im.fed_to.resize(g.size());
+  im.actors.resize(g.size());
+  {
+    std::vector<std::string> names, ops;
+    for (const Node& n : g.nodes()) {
+      names.push_back(n.name);
+      ops.push_back(n.op);
+    }
+    im.shared.trace.reset(std::move(names), std::move(ops));
+    im.shared.trace.set_enabled(opts.trace);
+  }
+
+  // Spawn consumers before producers (reverse id order) so every consumer handle exists.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& n = g.node(*it);
+    if (n.def->is_source()) continue;
+    OpActorSpec spec;
+    spec.node = &n;
+    spec.registers = opts.registers;
+    spec.shared = &im.shared;
+    spec.actors = &im.actors;
+    spec.fetch_indices = im.shared.fetch_slots[n.id];
+    for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
+      const Node& in = g.node(n.inputs[k]);
+      spec.queue_of_slot.push_back(in.op == "Parameter" ? -1 : spec.queues++);
+    }
+    const bool tick = spec.queues == 0;
+    if (tick) spec.queues = 1;
+    for (int c : unique_needed(consumers[n.id], needed)) {
+      const Node& cn = g.node(c);
+      for (int k = 0; k < static_cast<int>(cn.inputs.size()); ++k)
+        if (cn.inputs[k] == n.id) spec.consumers.push_back({im.actors[c], k});
+    }
+    im.actors[n.id] = im.sys.spawn(op_actor, std::move(spec));
+    ++im.actor_count;
+    if (tick) im.tick_actors.push_back(im.actors[n.id]);
+  }
+  for (int id : order) {
+    const Node& n = g.node(id);
+    if (!n.def->is_source()) continue;
+    for (int c : unique_needed(consumers[id], needed)) {
+      const Node& cn = g.node(c);
+      for (int k = 0; k < static_cast<int>(cn.inputs.size()); ++k)
+        if (cn.inputs[k] == id && n.op == "Input") im.fed_to[id].push_back({im.actors[c], k});
+    }
+    if (n.op == "Parameter") im.params.push_back(id);
+  }
+}
+
+Runtime::~Runtime() {
+  for (auto& a : impl_->actors)
+    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  // The actor system's destructor waits for every actor to finish.
+}
+
+void Runtime::bind(int node_id, const Tensor& t) {
+  const Node& n = impl_->g.node(node_id);
+  SF_ENFORCE(n.op == "Parameter", InvalidArgument, "runtime: bind() takes Parameter nodes, {} is fed through run()",
+             node_label(n));
+  check_binding(n, t);
+  impl_->shared.bound[node_id] = t;
+}
+
+const std::vector<Tensor>& Runtime::run(const std::vector<std::pair<int, Tensor>>& feeds) {
+  Impl& im = *impl_;
+  SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
+  // Validate everything before any actor is touched.
+  std::vector<char> fed(im.g.size(), 0);
+  for (const auto& [id, t] : feeds) {
+    const Node& n = im.g.node(id);
+    SF_ENFORCE(n.op == "Input", InvalidArgument, "runtime: {} is not an Input node", node_label(n));
+    check_binding(n, t);
+    fed[id] = 1;
+  }
+  for (int id = 0; id < im.g.size(); ++id) {
+    const Node& n = im.g.node(id);
+    if (!im.fed_to[id].empty())
+      SF_ENFORCE(fed[id], InvalidArgument, "runtime: no value fed for {}", node_label(n));
+  }
+  for (int id : im.params)
+    SF_ENFORCE(im.shared.bound[id].defined(), InvalidArgument, "runtime: Parameter {} is not bound",
+               node_label(im.g.node(id)));
+  // Hand back the registers of the previous step's results.
+  if (im.step > 0)
+    for (size_t f = 0; f < im.fetches.size(); ++f)
+      caf::anon_send(im.actors[im.fetches[f]], AckMsg{im.shared.result_regs[f]});
+  im.shared.remaining.store(static_cast<int>(im.fetches.size()), std::memory_order_release);
+  for (const auto& [id, t] : feeds)
+    for (const auto& [actor, slot] : im.fed_to[id]) caf::anon_send(actor, DataMsg{slot, -1, 0, im.step, t});
+  for (auto& a : im.tick_actors) caf::anon_send(a, DataMsg{0, -1, 0, im.step, Tensor()});
+  ++im.step;
+  int v;
+  while ((v = im.shared.remaining.load(std::memory_order_acquire)) > 0) im.shared.remaining.wait(v);
+  if (im.shared.failed.load(std::memory_order_acquire)) {
+    im.poisoned = true;
+    std::lock_guard<std::mutex> lk(im.shared.error_mu);
+    throw Error(im.shared.error);
+  }
+  return im.shared.results;
+}
+
+int Runtime::threads() const { return impl_->opts.threads; }
+int64_t Runtime::steps() const { return impl_->step; }
+int Runtime::actor_count() const { return impl_->actor_count; }
+
+void Runtime::write_trace(const std::string& path) const {
+  SF_ENFORCE(impl_->opts.trace, InvalidArgument, "runtime: write_trace needs RuntimeOptions::trace");
+  impl_->shared.trace.write(path);
+}
+
+}  // namespace sf

@@ -1,0 +1,58 @@
+// Runtime: executes a Graph as an actor dataflow on a CAF 0.17 actor system.
+//
+// One actor per op node. An actor fires when all its inputs for a step have arrived and one
+// of its output registers is free; it then hands the register to its consumers by
+// reference and gets it back when every reader has acknowledged it (OneFlow-style
+// registers: memory stays bounded and buffers are reused, nothing is allocated per step).
+// Independent ops (a layer's weight and input gradients) run concurrently on the worker
+// threads. An exception inside an op reaches the caller of run() as an Error naming the op.
+//
+// Threading: run() and bind() are called from one thread at a time (the owner's); the
+// actors run on the runtime's own worker threads. CAF is kept out of this header.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ops/graph.h"
+
+namespace sf {
+
+struct RuntimeOptions {
+  int threads = 1;    // actor worker threads (OpenBLAS is single-threaded per call)
+  int registers = 2;  // output buffers per op actor
+  bool trace = false; // record every actor firing (see write_trace)
+};
+
+class Runtime {
+ public:
+  // `g` must outlive the runtime. Only the nodes the fetches need get an actor.
+  Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Binds a Parameter (or Input) node to a tensor held by reference across steps; its
+  // elements may change between steps (an optimizer update), never during one.
+  void bind(int node_id, const Tensor& t);
+
+  // Runs one step with these Input values (checked before anything runs); returns the
+  // fetched tensors, valid until the next run(). Throws the first op error as sf::Error.
+  const std::vector<Tensor>& run(const std::vector<std::pair<int, Tensor>>& feeds);
+
+  int threads() const;
+  int64_t steps() const;
+  // Number of actors (op nodes) this runtime spawned.
+  int actor_count() const;
+  // Writes the recorded actor events as a Chrome/Perfetto trace (needs options.trace).
+  void write_trace(const std::string& path) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sf

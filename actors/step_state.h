@@ -1,0 +1,45 @@
+// State shared by the op actors of one Runtime and the thread that calls run(): the bound
+// source tensors, the fetched results, the count of fetches still to come in the current
+// step, and the first error. The caller blocks on `remaining`; actors count it down.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/trace.h"
+#include "core/tensor.h"
+
+namespace sf {
+
+struct StepState {
+  std::vector<Tensor> bound;                 // per node id: Parameter/Input value
+  std::vector<Tensor> results;               // per fetch index
+  std::vector<int> result_regs;              // per fetch index: register holding it
+  std::vector<std::vector<int>> fetch_slots; // per node id: fetch indices it delivers
+  std::atomic<int> remaining{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mu;
+  std::string error;  // first failure, "MatMul 'fc1/MatMul': ..."
+  TraceRecorder trace;
+
+  // Called by an actor when one fetched value is ready.
+  void deliver(int fetch_index, const Tensor& t, int reg) {
+    results[fetch_index] = t;
+    result_regs[fetch_index] = reg;
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining.notify_one();
+  }
+  // Called by an actor whose op threw: records the first error and wakes the caller.
+  void fail(const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lk(error_mu);
+      if (error.empty()) error = what;
+    }
+    failed.store(true, std::memory_order_release);
+    remaining.store(0, std::memory_order_release);
+    remaining.notify_one();
+  }
+};
+
+}  // namespace sf
