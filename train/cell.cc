@@ -1,0 +1,43 @@
+#include "train/cell.h"
+
+#include "core/error.h"
+
+namespace sf::nn {
+
+Value Cell::operator()(GraphBuilder& b, Value x) {
+  if (!finalized_) finalize("", get_seed());
+  if (!scope_.empty()) b.push_scope(scope_);
+  Value y = construct(b, x);
+  if (!scope_.empty()) b.pop_scope();
+  return y;
+}
+
+void Cell::finalize(const std::string& prefix, uint64_t seed) {
+  for (auto& [name, p] : params_) p.finalize(prefix + name, seed);
+  for (auto& [name, c] : children_) c->finalize(prefix + name + ".", seed);
+  finalized_ = true;
+}
+
+ParameterList Cell::trainable_params() {
+  if (!finalized_) finalize("", get_seed());
+  ParameterList out;
+  for (auto& [name, p] : params_) out.push_back(p);
+  for (auto& [name, c] : children_)
+    for (auto& p : c->trainable_params()) out.push_back(p);
+  return out;
+}
+
+Value Cell::param(GraphBuilder& b, Parameter& p) {
+  int id = b.graph().find(p.name());
+  if (id >= 0) return {id};
+  return b.parameter(p.name(), p.shape());
+}
+
+Parameter& Cell::register_parameter(const std::string& name, Shape shape, const std::string& init) {
+  for (const auto& [n, p] : params_)
+    SF_ENFORCE(n != name, InvalidArgument, "cell '{}': parameter '{}' registered twice", scope_, name);
+  params_.emplace_back(name, Parameter(std::move(shape), init));
+  return params_.back().second;
+}
+
+}  // namespace sf::nn

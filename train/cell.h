@@ -1,0 +1,58 @@
+// Cell: a piece of network that adds its ops to a graph (MindSpore's nn.Cell).
+//
+// A cell owns Parameters and child cells under local names; the root's finalize() gives
+// every parameter its full dotted name ("dense_relu_sequential.0.weight", as MindSpore
+// prints them) and initialises it. Calling a cell pushes its name as a graph scope, so
+// its ops read "dense_relu_sequential/0/MatMul" in the IR.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/builder.h"
+#include "train/parameter.h"
+
+namespace sf::nn {
+
+class Cell {
+ public:
+  virtual ~Cell() = default;
+
+  // Adds this cell's ops for input x; the value returned is the cell's output.
+  virtual Value construct(GraphBuilder& b, Value x) = 0;
+  // Runs construct() inside this cell's scope.
+  Value operator()(GraphBuilder& b, Value x);
+
+  // Every parameter of this cell and its children, in registration order, named and
+  // initialised (the first call finalizes with the global seed).
+  ParameterList trainable_params();
+  // Names and initialises the parameters under `prefix` ("" for the root).
+  void finalize(const std::string& prefix, uint64_t seed);
+
+  // The graph node of a parameter, created on first use with the parameter's full name.
+  Value param(GraphBuilder& b, Parameter& p);
+
+  const std::string& scope_name() const { return scope_; }
+  void set_scope_name(std::string s) { scope_ = std::move(s); }
+
+ protected:
+  Parameter& register_parameter(const std::string& name, Shape shape, const std::string& init);
+  template <class C>
+  std::shared_ptr<C> register_cell(const std::string& name, std::shared_ptr<C> cell) {
+    cell->set_scope_name(name);
+    children_.emplace_back(name, cell);
+    return cell;
+  }
+
+ private:
+  std::string scope_;
+  std::vector<std::pair<std::string, Parameter>> params_;
+  std::vector<std::pair<std::string, std::shared_ptr<Cell>>> children_;
+  bool finalized_ = false;
+};
+
+using CellPtr = std::shared_ptr<Cell>;
+
+}  // namespace sf::nn

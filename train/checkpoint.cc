@@ -1,0 +1,113 @@
+// Implements docs/checkpoint_format.md.
+#include "train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <msgpack.hpp>
+
+#include "core/error.h"
+#include "core/serialize.h"
+
+namespace sf {
+
+namespace {
+constexpr const char* kFormat = "shardflow-checkpoint";
+constexpr uint32_t kVersion = 1;
+}  // namespace
+
+void save_checkpoint(const NamedTensors& entries, const std::string& path) {
+  msgpack::sbuffer head;
+  msgpack::packer<msgpack::sbuffer> pk(head);
+  pk.pack_map(3);
+  pk.pack(std::string("format"));
+  pk.pack(std::string(kFormat));
+  pk.pack(std::string("v"));
+  pk.pack(kVersion);
+  pk.pack(std::string("count"));
+  pk.pack(static_cast<uint64_t>(entries.size()));
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    SF_ENFORCE(f.good(), IoError, "cannot write checkpoint '{}'", tmp);
+    f.write(head.data(), static_cast<std::streamsize>(head.size()));
+    for (const auto& [name, t] : entries) {
+      msgpack::sbuffer nb;
+      msgpack::pack(nb, name);
+      f.write(nb.data(), static_cast<std::streamsize>(nb.size()));
+      std::string rec = serialize(t);
+      f.write(rec.data(), static_cast<std::streamsize>(rec.size()));
+    }
+    f.flush();
+    SF_ENFORCE(f.good(), IoError, "writing checkpoint '{}' failed", tmp);
+  }
+  int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  SF_ENFORCE(std::rename(tmp.c_str(), path.c_str()) == 0, IoError, "cannot rename '{}' to '{}'", tmp, path);
+}
+
+NamedTensors load_checkpoint(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  SF_ENFORCE(f.good(), IoError, "cannot open checkpoint '{}'", path);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t off = 0;
+  uint64_t count = 0;
+  NamedTensors out;
+  try {
+    auto oh = msgpack::unpack(bytes.data(), bytes.size(), off);
+    auto head = oh.get().as<std::map<std::string, msgpack::object>>();
+    SF_ENFORCE(head.count("format") && head["format"].as<std::string>() == kFormat, IoError,
+               "'{}' is not a shardflow checkpoint", path);
+    SF_ENFORCE(head.count("v") && head["v"].as<uint32_t>() == kVersion, IoError,
+               "checkpoint '{}': unsupported version", path);
+    count = head.at("count").as<uint64_t>();
+    for (uint64_t i = 0; i < count; ++i) {
+      auto name = msgpack::unpack(bytes.data(), bytes.size(), off).get().as<std::string>();
+      size_t used = 0;
+      Tensor t = deserialize(bytes.data() + off, bytes.size() - off, &used);
+      off += used;
+      out.emplace_back(std::move(name), std::move(t));
+    }
+  } catch (const IoError& e) {
+    SF_THROW(IoError, "checkpoint '{}': {}", path, e.what());
+  } catch (const std::exception& e) {
+    SF_THROW(IoError, "checkpoint '{}' is truncated or malformed ({} of {} entries read: {})", path, out.size(),
+             count, e.what());
+  }
+  return out;
+}
+
+NamedTensors checkpoint_entries(nn::Optimizer& optimizer) {
+  NamedTensors out;
+  for (const auto& p : optimizer.parameters()) out.emplace_back(p.name(), p.value());
+  for (auto& s : optimizer.state()) out.push_back(std::move(s));
+  out.emplace_back("global_step", Tensor::from_vector({}, std::vector<int32_t>{
+                                                              static_cast<int32_t>(optimizer.global_step())}));
+  return out;
+}
+
+void load_into(nn::Optimizer& optimizer, const NamedTensors& loaded) {
+  auto find = [&](const std::string& name) -> const Tensor* {
+    for (const auto& [n, t] : loaded)
+      if (n == name) return &t;
+    return nullptr;
+  };
+  auto restore = [&](const std::string& name, Tensor& dst) {
+    const Tensor* src = find(name);
+    SF_ENFORCE(src != nullptr, InvalidArgument, "checkpoint has no tensor '{}'", name);
+    SF_ENFORCE(src->shape() == dst.shape() && src->dtype() == dst.dtype(), ShapeError,
+               "checkpoint tensor '{}' is {}, the network's is {}", name, src->describe(), dst.describe());
+    dst.copy_from(*src);
+  };
+  for (auto p : optimizer.parameters()) restore(p.name(), p.value());
+  for (auto& [name, t] : optimizer.state()) restore(name, t);
+  if (const Tensor* s = find("global_step")) optimizer.set_global_step(s->i32()[0]);
+}
+
+}  // namespace sf

@@ -1,0 +1,77 @@
+#include "train/model.h"
+
+#include "core/error.h"
+
+namespace sf {
+
+Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn::Optimizer> optimizer,
+             ExecOptions opts)
+    : net_(net),
+      loss_(std::move(loss)),
+      optimizer_(std::move(optimizer)),
+      opts_(opts),
+      grad_fn_(
+          [this](GraphBuilder& b, const std::vector<Value>& in) {
+            SF_ENFORCE(in.size() == 2, InvalidArgument, "Model: the dataset must give (data, label), got {} columns",
+                       in.size());
+            return (*loss_)(b, net_(b, in[0]), in[1]);
+          },
+          optimizer_->parameters(), opts) {}
+
+void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks) {
+  SF_ENFORCE(epochs >= 1, InvalidArgument, "Model::train: epochs must be >= 1, got {}", epochs);
+  SF_ENFORCE(train_set.batch_size() > 0, InvalidArgument, "Model::train: the dataset is not batched (call batch())");
+  SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
+             "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
+  RunContext ctx;
+  ctx.epochs = epochs;
+  ctx.steps_per_epoch = train_set.get_dataset_size();
+  ctx.optimizer = optimizer_.get();
+  ctx.global_step = optimizer_->global_step();
+  for (auto& cb : callbacks) cb->on_train_begin(ctx);
+  for (int64_t e = 0; e < epochs; ++e) {
+    ctx.epoch = e + 1;
+    ctx.step_in_epoch = 0;
+    for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
+    dataset::BatchIterator it = train_set.iterator(e);
+    while (const std::vector<Tensor>* batch = it.next()) {
+      auto [loss, grads] = grad_fn_(*batch);
+      optimizer_->step(grads);
+      ++ctx.step_in_epoch;
+      ctx.global_step = optimizer_->global_step();
+      ctx.loss = loss;
+      for (auto& cb : callbacks) cb->on_step_end(ctx);
+    }
+    for (auto& cb : callbacks) cb->on_epoch_end(ctx);
+  }
+  for (auto& cb : callbacks) cb->on_train_end(ctx);
+}
+
+double Model::eval_accuracy(const dataset::Dataset& eval_set) {
+  SF_ENFORCE(eval_set.batch_size() > 0, InvalidArgument, "Model::eval_accuracy: the dataset is not batched");
+  if (!forward_fn_)
+    forward_fn_ = std::make_unique<ForwardFunction>(
+        [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); }, optimizer_->parameters(),
+        opts_);
+  int64_t correct = 0, total = 0;
+  dataset::BatchIterator it = eval_set.iterator(0);
+  while (const std::vector<Tensor>* batch = it.next()) {
+    const Tensor& logits = (*forward_fn_)({(*batch)[0]});
+    const Tensor& labels = (*batch)[1];
+    SF_ENFORCE(labels.dtype() == DType::kI32, InvalidArgument, "Model::eval_accuracy: labels must be i32, got {}",
+               labels.describe());
+    const int64_t n = logits.dim(0), c = logits.dim(1);
+    const float* p = logits.f32();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < c; ++j)
+        if (p[i * c + j] > p[i * c + best]) best = j;
+      correct += best == labels.i32()[i];
+    }
+    total += n;
+  }
+  SF_ENFORCE(total > 0, InvalidArgument, "Model::eval_accuracy: the dataset is empty");
+  return static_cast<double>(correct) / static_cast<double>(total);
+}
+
+}  // namespace sf

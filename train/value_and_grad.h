@@ -1,0 +1,50 @@
+// value_and_grad: MindSpore's functional training API. Given a function that builds the
+// loss from inputs, returns a callable computing (loss, d loss / d params) on the actor
+// runtime:
+//
+//   auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
+//   auto [loss, grads] = grad_fn({data, label});
+//   optimizer.step(grads);
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "train/program.h"
+
+namespace sf {
+
+// Builds the scalar loss from the input values (data, label, ...).
+using LossBuilder = std::function<Value(GraphBuilder& b, const std::vector<Value>& inputs)>;
+
+class GradFunction {
+ public:
+  GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts = {});
+
+  struct Result {
+    float loss;
+    const std::vector<Tensor>& grads;  // valid until the next call
+  };
+  Result operator()(const std::vector<Tensor>& inputs);
+
+  // The program of the last call (graph for the IR dump, runtime for the trace).
+  Program* last_program() { return cache_.last(); }
+
+ private:
+  ProgramCache cache_;
+  std::vector<Tensor> grads_;
+};
+
+GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts = {});
+
+// Forward only: the outputs of a network (e.g. logits for evaluation).
+class ForwardFunction {
+ public:
+  ForwardFunction(LossBuilder fn, ParameterList params, ExecOptions opts = {});
+  const Tensor& operator()(const std::vector<Tensor>& inputs) { return cache_.run(inputs)[0]; }
+
+ private:
+  ProgramCache cache_;
+};
+
+}  // namespace sf
