@@ -12,3 +12,4 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/shardflowConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/shardflowConfigVersion.cmake
               cmake/FindCAF.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardflow)
+install(FILES shardflow.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardflow)

@@ -1,0 +1,18 @@
+# Runs CMD (a ;-list) and checks its exit code and combined output.
+#   -DCMD=... -DEXPECT_RC=0|nonzero -DEXPECT_REGEX=...
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+set(all "${out}${err}")
+if(EXPECT_RC STREQUAL "nonzero")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "expected a non-zero exit, got 0. Output:\n${all}")
+  endif()
+  if(NOT rc MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "expected a clean non-zero exit, got '${rc}' (crash or timeout). Output:\n${all}")
+  endif()
+elseif(NOT rc EQUAL 0)
+  message(FATAL_ERROR "exit ${rc}. Output:\n${all}")
+endif()
+if(NOT all MATCHES "${EXPECT_REGEX}")
+  message(FATAL_ERROR "output does not match '${EXPECT_REGEX}':\n${all}")
+endif()
+message(STATUS "ok:\n${all}")
