@@ -14,6 +14,7 @@
 #include "train/checkpoint.h"
 #include "train/layers.h"
 #include "train/losses.h"
+#include "train/mlp.h"
 #include "train/model.h"
 #include "train/optimizer.h"
 #include "train/value_and_grad.h"

@@ -37,6 +37,7 @@ void act(caf::stateful_actor<OpActorState>* self) {
     const bool tracing = shared.trace.enabled();
     const int64_t t0 = tracing ? TraceRecorder::now_ns() : 0;
     try {
+      if (n.def->inplace_input >= 0) st.regs[r] = st.inputs[n.def->inplace_input];
       n.def->forward(n, st.inputs, st.regs[r]);
     } catch (const std::exception& e) {
       shared.fail(fmt::format("{}: {}", node_label(n), e.what()));
@@ -62,7 +63,9 @@ caf::behavior op_actor(caf::stateful_actor<OpActorState>* self, OpActorSpec spec
   st.spec = std::move(spec);
   st.queues.resize(st.spec.queues);
   st.inputs.resize(st.spec.node->inputs.size());
-  for (int r = 0; r < st.spec.registers; ++r) st.regs.push_back(allocate_output(*st.spec.node));
+  // An in-place op's output is its input tensor: its registers only count readers.
+  for (int r = 0; r < st.spec.registers; ++r)
+    st.regs.push_back(st.spec.node->def->inplace_input >= 0 ? Tensor() : allocate_output(*st.spec.node));
   st.readers.assign(st.spec.registers, 0);
   return {
       [self](DataMsg& m) {

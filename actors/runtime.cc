@@ -44,9 +44,18 @@ struct Runtime::Impl {
   std::vector<std::vector<std::pair<caf::actor, int32_t>>> fed_to;
   std::vector<int> params;               // Parameter nodes some actor reads
   std::vector<caf::actor> tick_actors;  // ops with no dynamic input get a tick each step
+  std::vector<int> inputs;  // Input nodes some actor reads: each must be fed every step
+  std::vector<char> fed;
+  Feeds feeds;
   int actor_count = 0;
   int64_t step = 0;
   bool poisoned = false;
+  bool results_held = false;  // the caller still reads the last step's results
+
+  void validate(const Feeds& feeds);
+  void launch(const Feeds& feeds);
+  void release_results();
+  void rethrow_failure();
 };
 
 Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) {
@@ -70,6 +79,7 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     im.shared.fetch_slots[n.id].push_back(static_cast<int>(f));
   }
   im.fed_to.resize(g.size());
+  im.fed.resize(g.size());
   im.actors.resize(g.size());
   {
     std::vector<std::string> names, ops;
@@ -115,6 +125,7 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
         if (cn.inputs[k] == id && n.op == "Input") im.fed_to[id].push_back({im.actors[c], k});
     }
     if (n.op == "Parameter") im.params.push_back(id);
+    if (!im.fed_to[id].empty()) im.inputs.push_back(id);
   }
 }
 
@@ -132,42 +143,95 @@ void Runtime::bind(int node_id, const Tensor& t) {
   impl_->shared.bound[node_id] = t;
 }
 
-const std::vector<Tensor>& Runtime::run(const std::vector<std::pair<int, Tensor>>& feeds) {
-  Impl& im = *impl_;
-  SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
-  // Validate everything before any actor is touched.
-  std::vector<char> fed(im.g.size(), 0);
+void Runtime::Impl::validate(const Feeds& feeds) {
+  std::fill(fed.begin(), fed.end(), 0);
   for (const auto& [id, t] : feeds) {
-    const Node& n = im.g.node(id);
+    const Node& n = g.node(id);
     SF_ENFORCE(n.op == "Input", InvalidArgument, "runtime: {} is not an Input node", node_label(n));
     check_binding(n, t);
     fed[id] = 1;
   }
-  for (int id = 0; id < im.g.size(); ++id) {
-    const Node& n = im.g.node(id);
-    if (!im.fed_to[id].empty())
-      SF_ENFORCE(fed[id], InvalidArgument, "runtime: no value fed for {}", node_label(n));
-  }
-  for (int id : im.params)
-    SF_ENFORCE(im.shared.bound[id].defined(), InvalidArgument, "runtime: Parameter {} is not bound",
-               node_label(im.g.node(id)));
-  // Hand back the registers of the previous step's results.
-  if (im.step > 0)
-    for (size_t f = 0; f < im.fetches.size(); ++f)
-      caf::anon_send(im.actors[im.fetches[f]], AckMsg{im.shared.result_regs[f]});
-  im.shared.remaining.store(static_cast<int>(im.fetches.size()), std::memory_order_release);
+  for (int id : inputs) SF_ENFORCE(fed[id], InvalidArgument, "runtime: no value fed for {}", node_label(g.node(id)));
+  for (int id : params)
+    SF_ENFORCE(shared.bound[id].defined(), InvalidArgument, "runtime: Parameter {} is not bound",
+               node_label(g.node(id)));
+}
+
+void Runtime::Impl::release_results() {
+  if (!results_held) return;
+  for (size_t f = 0; f < fetches.size(); ++f) caf::anon_send(actors[fetches[f]], AckMsg{shared.result_regs[f]});
+  results_held = false;
+}
+
+void Runtime::Impl::launch(const Feeds& feeds) {
+  shared.remaining.store(static_cast<int>(fetches.size()), std::memory_order_release);
   for (const auto& [id, t] : feeds)
-    for (const auto& [actor, slot] : im.fed_to[id]) caf::anon_send(actor, DataMsg{slot, -1, 0, im.step, t});
-  for (auto& a : im.tick_actors) caf::anon_send(a, DataMsg{0, -1, 0, im.step, Tensor()});
-  ++im.step;
-  int v;
-  while ((v = im.shared.remaining.load(std::memory_order_acquire)) > 0) im.shared.remaining.wait(v);
-  if (im.shared.failed.load(std::memory_order_acquire)) {
-    im.poisoned = true;
-    std::lock_guard<std::mutex> lk(im.shared.error_mu);
-    throw Error(im.shared.error);
-  }
+    for (const auto& [actor, slot] : fed_to[id]) caf::anon_send(actor, DataMsg{slot, -1, 0, step, t});
+  for (auto& a : tick_actors) caf::anon_send(a, DataMsg{0, -1, 0, step, Tensor()});
+  ++step;
+}
+
+void Runtime::Impl::rethrow_failure() {
+  if (!shared.failed.load(std::memory_order_acquire)) return;
+  poisoned = true;
+  std::lock_guard<std::mutex> lk(shared.error_mu);
+  throw Error(shared.error);
+}
+
+const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {
+  Impl& im = *impl_;
+  SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
+  im.validate(feeds);  // everything is checked before any actor is touched
+  im.release_results();
+  im.shared.busy.store(1, std::memory_order_release);
+  im.launch(feeds);
+  im.shared.wait_caller();
+  im.rethrow_failure();
+  im.results_held = true;
   return im.shared.results;
+}
+
+namespace {
+struct StepDoneMsg {};
+}  // namespace
+}  // namespace sf
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::StepDoneMsg)
+namespace sf {
+
+void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
+  Impl& im = *impl_;
+  SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
+  im.release_results();
+  im.shared.busy.store(1, std::memory_order_release);
+  // The driver runs next() and done() on a worker thread between steps: no thread hand-off
+  // between consecutive steps, which on these machines costs tens of microseconds each.
+  auto driver = im.sys.spawn([&im, &next, &done](caf::event_based_actor* self) -> caf::behavior {
+    return {[&im, &next, &done, self, first = true](StepDoneMsg) mutable {
+      try {
+        if (!first) done(im.shared.results);
+        first = false;
+        im.results_held = true;
+        im.release_results();
+        im.feeds.clear();
+        if (!next(im.feeds)) {
+          self->quit();
+          im.shared.release_caller();
+          return;
+        }
+        im.validate(im.feeds);
+        im.launch(im.feeds);
+      } catch (const std::exception& e) {
+        self->quit();
+        im.shared.fail(e.what());
+      }
+    }};
+  });
+  im.shared.on_step_done = [driver] { caf::anon_send(driver, StepDoneMsg{}); };
+  caf::anon_send(driver, StepDoneMsg{});
+  im.shared.wait_caller();
+  im.shared.on_step_done = nullptr;
+  caf::anon_send_exit(driver, caf::exit_reason::user_shutdown);
+  im.rethrow_failure();
 }
 
 int Runtime::threads() const { return impl_->opts.threads; }

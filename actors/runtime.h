@@ -11,6 +11,7 @@
 // actors run on the runtime's own worker threads. CAF is kept out of this header.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -41,7 +42,16 @@ class Runtime {
 
   // Runs one step with these Input values (checked before anything runs); returns the
   // fetched tensors, valid until the next run(). Throws the first op error as sf::Error.
-  const std::vector<Tensor>& run(const std::vector<std::pair<int, Tensor>>& feeds);
+  using Feeds = std::vector<std::pair<int, Tensor>>;
+  const std::vector<Tensor>& run(const Feeds& feeds);
+
+  // Runs steps back to back inside the actor system until next() returns false: next()
+  // fills the feeds of the coming step, done() reads the results of the step just finished.
+  // Both run on a worker thread, one call at a time, in order; run_steps() returns when
+  // next() returns false and rethrows the first exception of an op, next() or done().
+  using NextFn = std::function<bool(Feeds& feeds)>;
+  using DoneFn = std::function<void(const std::vector<Tensor>& results)>;
+  void run_steps(const NextFn& next, const DoneFn& done);
 
   int threads() const;
   int64_t steps() const;

@@ -1,9 +1,11 @@
 // State shared by the op actors of one Runtime and the thread that calls run(): the bound
 // source tensors, the fetched results, the count of fetches still to come in the current
-// step, and the first error. The caller blocks on `remaining`; actors count it down.
+// step, and the first error. Actors count `remaining` down; the last delivery either wakes
+// the waiting caller or, inside a run_steps() loop, tells the driver actor.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -14,11 +16,13 @@
 namespace sf {
 
 struct StepState {
-  std::vector<Tensor> bound;                 // per node id: Parameter/Input value
+  std::vector<Tensor> bound;                 // per node id: Parameter value
   std::vector<Tensor> results;               // per fetch index
   std::vector<int> result_regs;              // per fetch index: register holding it
   std::vector<std::vector<int>> fetch_slots; // per node id: fetch indices it delivers
-  std::atomic<int> remaining{0};
+  std::atomic<int> remaining{0};             // fetches still to come in this step
+  std::atomic<int> busy{0};                  // 1 while the caller waits
+  std::function<void()> on_step_done;        // set while a run_steps() loop drives the steps
   std::atomic<bool> failed{false};
   std::mutex error_mu;
   std::string error;  // first failure, "MatMul 'fc1/MatMul': ..."
@@ -28,7 +32,20 @@ struct StepState {
   void deliver(int fetch_index, const Tensor& t, int reg) {
     results[fetch_index] = t;
     result_regs[fetch_index] = reg;
-    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining.notify_one();
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (on_step_done)
+        on_step_done();
+      else
+        release_caller();
+    }
+  }
+  void release_caller() {
+    busy.store(0, std::memory_order_release);
+    busy.notify_one();
+  }
+  void wait_caller() {
+    int v;
+    while ((v = busy.load(std::memory_order_acquire)) != 0) busy.wait(v);
   }
   // Called by an actor whose op threw: records the first error and wakes the caller.
   void fail(const std::string& what) {
@@ -37,8 +54,7 @@ struct StepState {
       if (error.empty()) error = what;
     }
     failed.store(true, std::memory_order_release);
-    remaining.store(0, std::memory_order_release);
-    remaining.notify_one();
+    release_caller();
   }
 };
 

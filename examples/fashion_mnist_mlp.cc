@@ -26,22 +26,6 @@ struct Options {
   std::string trace, dump_ir, checkpoint_dir;
 };
 
-class Mlp : public sf::nn::Cell {
- public:
-  Mlp() {
-    flatten_ = register_cell("flatten", std::make_shared<sf::nn::Flatten>());
-    body_ = register_cell("dense_relu_sequential",
-                          std::make_shared<sf::nn::SequentialCell>(std::initializer_list<sf::nn::CellPtr>{
-                              std::make_shared<sf::nn::Dense>(28 * 28, 512), std::make_shared<sf::nn::ReLU>(),
-                              std::make_shared<sf::nn::Dense>(512, 512), std::make_shared<sf::nn::ReLU>(),
-                              std::make_shared<sf::nn::Dense>(512, 10)}));
-  }
-  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override { return (*body_)(b, (*flatten_)(b, x)); }
-
- private:
-  sf::nn::CellPtr flatten_, body_;
-};
-
 sf::dataset::Dataset load(const Options& o, const std::string& usage, bool shuffle) {
   using namespace sf::dataset;
   Dataset ds = Dataset::mnist(o.data_dir, usage)
@@ -55,7 +39,7 @@ int run(const Options& o) {
   sf::set_seed(o.seed);
   auto train_set = load(o, "train", true);
   auto test_set = load(o, "test", false);
-  Mlp net;
+  sf::nn::Mlp net(28 * 28, {512, 512}, 10);
   auto optimizer = sf::nn::make_optimizer(o.optimizer, net.trainable_params(), o.lr);
   sf::Model model(net, std::make_shared<sf::nn::CrossEntropyLoss>(), std::move(optimizer),
                   {.threads = o.threads, .trace = !o.trace.empty()});

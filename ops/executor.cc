@@ -10,7 +10,7 @@ Executor::Executor(const Graph& g, std::vector<int> fetches)
     : g_(g), fetches_(std::move(fetches)), order_(needed_nodes(g, fetches_)), values_(g.size()) {
   for (int id : order_) {
     const Node& n = g_.node(id);
-    if (!n.def->is_source()) values_[id] = allocate_output(n);
+    if (!n.def->is_source() && n.def->inplace_input < 0) values_[id] = allocate_output(n);
   }
 }
 
@@ -30,6 +30,7 @@ const std::vector<Tensor>& Executor::run() {
     }
     scratch_inputs_.clear();
     for (int i : n.inputs) scratch_inputs_.push_back(values_[i]);
+    if (n.def->inplace_input >= 0) values_[id] = scratch_inputs_[n.def->inplace_input];
     n.def->forward(n, scratch_inputs_, values_[id]);
   }
   results_.clear();

@@ -49,6 +49,9 @@ struct OpDef {
   InferFn infer;
   ForwardFn forward;  // empty for source ops (Input, Parameter), whose value is bound by the runtime
   GradFn grad;        // empty = not differentiable
+  // >= 0: the op updates input `inplace_input` in place and that tensor is its output (an
+  // optimizer step writing a Parameter); executors pass it as `out` instead of a buffer.
+  int inplace_input = -1;
   bool is_source() const { return !forward; }
 };
 

@@ -1,5 +1,6 @@
 // Training callbacks (MindSpore's LossMonitor, TimeMonitor, ModelCheckpoint) and the run
-// context Model::train hands them. Callbacks run on the training thread between steps.
+// context Model::train hands them. Callbacks run between steps, one at a time, on a runtime
+// worker thread (not necessarily the thread that called train()).
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,7 @@
 #include "train/model.h"
 
 #include "core/error.h"
+#include "train/sgd_in_graph.h"
 
 namespace sf {
 
@@ -10,11 +11,14 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
       loss_(std::move(loss)),
       optimizer_(std::move(optimizer)),
       opts_(opts),
-      grad_fn_(
-          [this](GraphBuilder& b, const std::vector<Value>& in) {
-            SF_ENFORCE(in.size() == 2, InvalidArgument, "Model: the dataset must give (data, label), got {} columns",
-                       in.size());
-            return (*loss_)(b, net_(b, in[0]), in[1]);
+      train_step_(
+          [this](GraphBuilder& b, const std::vector<Value>& in, Program& p) {
+            Value loss = (*loss_)(b, net_(b, in[0]), in[1]);
+            std::vector<int> params;
+            std::vector<int> grads = parameter_gradients(b.graph(), loss.id, optimizer_->parameters(), &params);
+            if (auto lr = optimizer_->in_graph_sgd_rate()) grads = append_sgd_updates(b.graph(), params, grads, *lr);
+            p.fetches = {loss.id};
+            p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
           },
           optimizer_->parameters(), opts) {}
 
@@ -23,6 +27,8 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   SF_ENFORCE(train_set.batch_size() > 0, InvalidArgument, "Model::train: the dataset is not batched (call batch())");
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
+  const bool in_graph = optimizer_->in_graph_sgd_rate().has_value();
+  std::vector<Tensor> grads;
   RunContext ctx;
   ctx.epochs = epochs;
   ctx.steps_per_epoch = train_set.get_dataset_size();
@@ -34,13 +40,30 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
     ctx.step_in_epoch = 0;
     for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
     dataset::BatchIterator it = train_set.iterator(e);
-    while (const std::vector<Tensor>* batch = it.next()) {
-      auto [loss, grads] = grad_fn_(*batch);
-      optimizer_->step(grads);
-      ++ctx.step_in_epoch;
-      ctx.global_step = optimizer_->global_step();
-      ctx.loss = loss;
-      for (auto& cb : callbacks) cb->on_step_end(ctx);
+    const std::vector<Tensor>* batch = it.next();
+    // Steps run back to back inside the actor system; a batch of another shape (a short last
+    // batch) ends the loop and continues on the program built for it.
+    while (batch) {
+      Program& program = train_step_.get(*batch);
+      program.runtime->run_steps(
+          [&](Runtime::Feeds& feeds) {
+            if (!batch || !program.accepts(*batch)) return false;
+            program.feeds(*batch, feeds);
+            return true;
+          },
+          [&](const std::vector<Tensor>& out) {
+            if (in_graph) {
+              optimizer_->count_step();
+            } else {
+              grads.assign(out.begin() + 1, out.end());
+              optimizer_->step(grads);
+            }
+            ++ctx.step_in_epoch;
+            ctx.global_step = optimizer_->global_step();
+            ctx.loss = out[0].item();
+            for (auto& cb : callbacks) cb->on_step_end(ctx);
+            batch = it.next();
+          });
     }
     for (auto& cb : callbacks) cb->on_epoch_end(ctx);
   }

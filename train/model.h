@@ -1,6 +1,7 @@
 // Model: MindSpore's high-level training API. train() runs epochs over a batched dataset
-// (column 0 = data, column 1 = label) through value_and_grad on the actor runtime, steps
-// the optimizer and calls the callbacks; eval() reports accuracy.
+// (column 0 = data, column 1 = label) on the actor runtime and calls the callbacks; eval()
+// reports accuracy. As MindSpore's TrainOneStepCell, a plain SGD step is compiled into the
+// training graph (train/sgd_in_graph.h); other optimizers step on the gradients it fetches.
 //
 //   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
 //   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
@@ -35,14 +36,14 @@ class Model {
 
   nn::Optimizer& optimizer() { return *optimizer_; }
   // The training program of the last step (its graph is the IR to print, its runtime the trace).
-  Program* train_program() { return grad_fn_.last_program(); }
+  Program* train_program() { return train_step_.last(); }
 
  private:
   nn::Cell& net_;
   std::shared_ptr<nn::LossFn> loss_;
   std::shared_ptr<nn::Optimizer> optimizer_;
   ExecOptions opts_;
-  GradFunction grad_fn_;
+  ProgramCache train_step_;  // fetches: loss, then gradients or in-graph SGD updates
   std::unique_ptr<ForwardFunction> forward_fn_;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,10 @@ class Optimizer {
   // Named state tensors ("moments.fc.weight", ...), saved in checkpoints with the parameters.
   virtual std::vector<std::pair<std::string, Tensor>> state() { return {}; }
   void set_global_step(int64_t s) { global_step_ = s; }
+  // The learning rate if this optimizer is plain SGD, which a training graph can run
+  // in-place (train/sgd_in_graph.h); then the graph updates and count_step() is called.
+  virtual std::optional<float> in_graph_sgd_rate() const { return std::nullopt; }
+  void count_step() { ++global_step_; }
 
  protected:
   virtual void update(size_t i, Tensor& param, const Tensor& grad) = 0;
@@ -37,6 +42,9 @@ class SGD : public Optimizer {
  public:
   SGD(ParameterList params, float learning_rate, float momentum = 0.0f, float weight_decay = 0.0f);
   std::vector<std::pair<std::string, Tensor>> state() override;
+  std::optional<float> in_graph_sgd_rate() const override {
+    return momentum_ == 0 && weight_decay_ == 0 ? std::optional<float>(lr_) : std::nullopt;
+  }
 
  protected:
   void update(size_t i, Tensor& param, const Tensor& grad) override;

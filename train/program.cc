@@ -6,19 +6,22 @@
 
 namespace sf {
 
-namespace {
-bool matches(const Program& p, const std::vector<Tensor>& inputs) {
-  if (p.inputs.size() != inputs.size()) return false;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Node& n = p.graph.node(p.inputs[i]);
-    if (n.shape != inputs[i].shape() || n.dtype != inputs[i].dtype()) return false;
+bool Program::accepts(const std::vector<Tensor>& in) const {
+  if (inputs.size() != in.size()) return false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Node& n = graph.node(inputs[i]);
+    if (n.shape != in[i].shape() || n.dtype != in[i].dtype()) return false;
   }
   return true;
 }
-}  // namespace
+
+void Program::feeds(const std::vector<Tensor>& in, Runtime::Feeds& out) const {
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) out.emplace_back(inputs[i], in[i]);
+}
 
 Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
-  if (last_ && matches(*last_, inputs)) return *last_;  // the common case: same batch shape as before
+  if (last_ && last_->accepts(inputs)) return *last_;  // the common case: same batch shape as before
   std::string sig;
   for (const Tensor& t : inputs) sig += t.describe() + ";";
   auto it = programs_.find(sig);
@@ -44,8 +47,7 @@ Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
 
 const std::vector<Tensor>& ProgramCache::run(const std::vector<Tensor>& inputs) {
   Program& p = get(inputs);
-  feeds_.clear();
-  for (size_t i = 0; i < inputs.size(); ++i) feeds_.emplace_back(p.inputs[i], inputs[i]);
+  p.feeds(inputs, feeds_);
   return p.runtime->run(feeds_);
 }
 

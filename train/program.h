@@ -25,6 +25,11 @@ struct Program {
   std::vector<int> inputs;   // Input node ids, in call order
   std::vector<int> fetches;  // filled by the builder
   std::unique_ptr<Runtime> runtime;
+
+  // True if the inputs have the shapes and dtypes this program was built for.
+  bool accepts(const std::vector<Tensor>& inputs) const;
+  // (input node, tensor) pairs for the runtime.
+  void feeds(const std::vector<Tensor>& inputs, Runtime::Feeds& out) const;
 };
 
 // Adds the program's ops for the given inputs and sets program.fetches.

@@ -1,24 +1,30 @@
 #include "train/value_and_grad.h"
 
+#include "core/error.h"
 #include "ops/autodiff.h"
 
 namespace sf {
 
 GradFunction::GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts)
     : cache_(
-          [fn, params](GraphBuilder& b, const std::vector<Value>& in, Program& p) mutable {
+          [fn, params](GraphBuilder& b, const std::vector<Value>& in, Program& p) {
             Value loss = fn(b, in);
-            std::vector<int> wrt;
-            for (auto& param : params) {
-              int id = b.graph().find(param.name());
-              SF_ENFORCE(id >= 0, InvalidArgument, "value_and_grad: parameter '{}' is not used by the network",
-                         param.name());
-              wrt.push_back(id);
-            }
+            std::vector<int> ids;
             p.fetches = {loss.id};
-            for (int g : gradients(b.graph(), loss.id, wrt)) p.fetches.push_back(g);
+            for (int g : parameter_gradients(b.graph(), loss.id, params, &ids)) p.fetches.push_back(g);
           },
           params, opts) {}
+
+std::vector<int> parameter_gradients(Graph& g, int loss, const ParameterList& params, std::vector<int>* param_ids) {
+  param_ids->clear();
+  for (const auto& param : params) {
+    int id = g.find(param.name());
+    SF_ENFORCE(id >= 0 && g.node(id).op == "Parameter", InvalidArgument,
+               "parameter '{}' is not used by the network", param.name());
+    param_ids->push_back(id);
+  }
+  return gradients(g, loss, *param_ids);
+}
 
 GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs) {
   const auto& out = cache_.run(inputs);

@@ -37,6 +37,10 @@ class GradFunction {
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts = {});
 
+// Appends d loss / d params to g; returns the gradient node ids and sets *param_ids to the
+// parameters' nodes. Throws InvalidArgument naming a parameter the loss does not use.
+std::vector<int> parameter_gradients(Graph& g, int loss, const ParameterList& params, std::vector<int>* param_ids);
+
 // Forward only: the outputs of a network (e.g. logits for evaluation).
 class ForwardFunction {
  public:

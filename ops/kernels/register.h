@@ -19,5 +19,6 @@ void register_slice_ops(OpRegistry& r);        // StridedSlice, StridedSliceGrad
 void register_concat_ops(OpRegistry& r);       // Concat
 void register_reduce_ops(OpRegistry& r);       // ReduceSum, ReduceMean, BroadcastTo
 void register_loss_ops(OpRegistry& r);         // SoftmaxCrossEntropy(+Grad), MSELoss(+Grad)
+void register_gradient_descent_ops(OpRegistry& r);  // ApplyGradientDescent, MatMulGradientDescent
 
 }  // namespace sf

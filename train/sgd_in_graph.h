@@ -1,0 +1,19 @@
+// Puts plain SGD steps into the training graph (MindSpore's TrainOneStepCell compiles the
+// optimizer into the step the same way): each parameter is updated by an in-place op as soon
+// as its gradient is ready, concurrently with the rest of the backward pass, and a weight
+// gradient that is a MatMul is fused with its update (no gradient buffer, one pass over W).
+#pragma once
+
+#include <vector>
+
+#include "ops/graph.h"
+
+namespace sf {
+
+// params[i] is a Parameter node, grads[i] its gradient. Returns one update node per
+// parameter (fetch them to run the step). Each update waits for every other reader of its
+// parameter in this step, so no op reads a half-updated parameter.
+std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
+                                    float learning_rate);
+
+}  // namespace sf
