@@ -6,6 +6,7 @@
 // its ops read "dense_relu_sequential/0/MatMul" in the IR.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@ class Cell {
   void set_scope_name(std::string s) { scope_ = std::move(s); }
 
  protected:
+  // The returned reference stays valid for the cell's lifetime.
   Parameter& register_parameter(const std::string& name, Shape shape, const std::string& init);
   template <class C>
   std::shared_ptr<C> register_cell(const std::string& name, std::shared_ptr<C> cell) {
@@ -48,7 +50,7 @@ class Cell {
 
  private:
   std::string scope_;
-  std::vector<std::pair<std::string, Parameter>> params_;
+  std::deque<std::pair<std::string, Parameter>> params_;  // deque: references stay valid
   std::vector<std::pair<std::string, std::shared_ptr<Cell>>> children_;
   bool finalized_ = false;
 };

