@@ -12,15 +12,22 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
       optimizer_(std::move(optimizer)),
       opts_(opts),
       train_step_(
-          [this](GraphBuilder& b, const std::vector<Value>& in, Program& p) {
-            Value loss = (*loss_)(b, net_(b, in[0]), in[1]);
+          [this](GraphBuilder& b, const std::vector<std::vector<Value>>& parts, Program& p) {
+            // One copy of the network per row block; the loss is the mean of the blocks'
+            // (equal-sized) mean losses, which is the mean over the whole batch.
+            Value loss;
+            for (const auto& in : parts) {
+              Value l = (*loss_)(b, net_(b, in[0]), in[1]);
+              loss = loss.valid() ? b.add(loss, l) : l;
+            }
+            if (parts.size() > 1) loss = b.mul(loss, b.fill({}, 1.0f / static_cast<float>(parts.size())));
             std::vector<int> params;
             std::vector<int> grads = parameter_gradients(b.graph(), loss.id, optimizer_->parameters(), &params);
             if (auto lr = optimizer_->in_graph_sgd_rate()) grads = append_sgd_updates(b.graph(), params, grads, *lr);
             p.fetches = {loss.id};
             p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
           },
-          optimizer_->parameters(), opts) {}
+          optimizer_->parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {}
 
 void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks) {
   SF_ENFORCE(epochs >= 1, InvalidArgument, "Model::train: epochs must be >= 1, got {}", epochs);

@@ -7,18 +7,32 @@
 namespace sf {
 
 bool Program::accepts(const std::vector<Tensor>& in) const {
-  if (inputs.size() != in.size()) return false;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const Node& n = graph.node(inputs[i]);
-    if (n.shape != in[i].shape() || n.dtype != in[i].dtype()) return false;
-  }
+  if (shapes.size() != in.size()) return false;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (shapes[i] != in[i].shape() || dtypes[i] != in[i].dtype()) return false;
   return true;
 }
 
 void Program::feeds(const std::vector<Tensor>& in, Runtime::Feeds& out) const {
   out.clear();
-  for (size_t i = 0; i < in.size(); ++i) out.emplace_back(inputs[i], in[i]);
+  if (splits == 1) {
+    for (size_t c = 0; c < in.size(); ++c) out.emplace_back(inputs[0][c], in[c]);
+    return;
+  }
+  const int64_t rows = in[0].dim(0) / splits;
+  for (int s = 0; s < splits; ++s)
+    for (size_t c = 0; c < in.size(); ++c) out.emplace_back(inputs[s][c], in[c].rows(s * rows, (s + 1) * rows));
 }
+
+namespace {
+// `wanted` blocks if every input has the same number of rows and it divides evenly, else 1.
+int splits_for(const std::vector<Tensor>& in, int wanted) {
+  if (wanted <= 1 || in.empty()) return 1;
+  for (const Tensor& t : in)
+    if (t.rank() == 0 || t.dim(0) != in[0].dim(0)) return 1;
+  return in[0].dim(0) % wanted == 0 && in[0].dim(0) >= wanted ? wanted : 1;
+}
+}  // namespace
 
 Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
   if (last_ && last_->accepts(inputs)) return *last_;  // the common case: same batch shape as before
@@ -27,14 +41,26 @@ Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
   auto it = programs_.find(sig);
   if (it == programs_.end()) {
     auto p = std::make_unique<Program>();
+    p->splits = splits_for(inputs, splits_);
     GraphBuilder b(p->graph);
-    std::vector<Value> in;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      in.push_back(b.input(fmt::format("input{}", i), inputs[i].shape(), inputs[i].dtype()));
-      p->inputs.push_back(in.back().id);
+    std::vector<std::vector<Value>> parts(p->splits);
+    for (int s = 0; s < p->splits; ++s) {
+      p->inputs.emplace_back();
+      for (size_t c = 0; c < inputs.size(); ++c) {
+        Shape shape = inputs[c].shape();
+        if (p->splits > 1) shape[0] /= p->splits;
+        std::string name = p->splits > 1 ? fmt::format("input{}/part{}", c, s) : fmt::format("input{}", c);
+        parts[s].push_back(b.input(name, shape, inputs[c].dtype()));
+        p->inputs[s].push_back(parts[s].back().id);
+      }
     }
-    build_(b, in, *p);
-    p->runtime = std::make_unique<Runtime>(p->graph, p->fetches, RuntimeOptions{.threads = opts_.threads, .trace = opts_.trace});
+    for (const Tensor& t : inputs) {
+      p->shapes.push_back(t.shape());
+      p->dtypes.push_back(t.dtype());
+    }
+    build_(b, parts, *p);
+    p->runtime =
+        std::make_unique<Runtime>(p->graph, p->fetches, RuntimeOptions{.threads = opts_.threads, .trace = opts_.trace});
     for (auto& param : params_) {
       int id = p->graph.find(param.name());
       if (id >= 0) p->runtime->bind(id, param.value());

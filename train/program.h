@@ -1,6 +1,11 @@
 // Program: a graph built for one input signature (shapes and dtypes), with its actor
 // runtime, cached so that every step with the same batch shape reuses the same actors and
 // buffers. A final short batch or an eval batch of another size gets its own program.
+//
+// A program may split each batch into `splits` equal row blocks, each fed to its own copy
+// of the network (zero-copy row views): the copies' ops are independent actors that run
+// concurrently on the worker threads, so one process uses all its threads on a chain of
+// layers that would otherwise run one op at a time.
 #pragma once
 
 #include <functional>
@@ -16,29 +21,36 @@
 namespace sf {
 
 struct ExecOptions {
-  int threads = 1;    // actor worker threads
-  bool trace = false; // record actor events (Program::runtime().write_trace)
+  int threads = 1;      // actor worker threads
+  int batch_splits = 0; // row blocks per batch for a training step; 0 = one per thread
+  bool trace = false;   // record actor events (Program::runtime->write_trace)
 };
 
 struct Program {
   Graph graph;
-  std::vector<int> inputs;   // Input node ids, in call order
-  std::vector<int> fetches;  // filled by the builder
+  std::vector<Shape> shapes;  // the full input signature
+  std::vector<DType> dtypes;
+  int splits = 1;
+  std::vector<std::vector<int>> inputs;  // [split][column]: Input node ids
+  std::vector<int> fetches;              // filled by the builder
   std::unique_ptr<Runtime> runtime;
 
   // True if the inputs have the shapes and dtypes this program was built for.
-  bool accepts(const std::vector<Tensor>& inputs) const;
-  // (input node, tensor) pairs for the runtime.
-  void feeds(const std::vector<Tensor>& inputs, Runtime::Feeds& out) const;
+  bool accepts(const std::vector<Tensor>& in) const;
+  // (input node, tensor) pairs for the runtime: each column cut into `splits` row views.
+  void feeds(const std::vector<Tensor>& in, Runtime::Feeds& out) const;
 };
 
-// Adds the program's ops for the given inputs and sets program.fetches.
-using ProgramBuilder = std::function<void(GraphBuilder& b, const std::vector<Value>& inputs, Program& program)>;
+// Adds the program's ops for the inputs (parts[split][column]) and sets program.fetches.
+using ProgramBuilder =
+    std::function<void(GraphBuilder& b, const std::vector<std::vector<Value>>& parts, Program& program)>;
 
 class ProgramCache {
  public:
-  ProgramCache(ProgramBuilder build, ParameterList params, ExecOptions opts)
-      : build_(std::move(build)), params_(std::move(params)), opts_(opts) {}
+  // `splits` is the number of row blocks wanted per batch (1 = none); a batch that does not
+  // divide evenly gets one block.
+  ProgramCache(ProgramBuilder build, ParameterList params, ExecOptions opts, int splits = 1)
+      : build_(std::move(build)), params_(std::move(params)), opts_(opts), splits_(splits) {}
   // The program for these inputs' signature, built and bound on first use.
   Program& get(const std::vector<Tensor>& inputs);
   // Runs the program for these inputs; returns its fetches (valid until the next run).
@@ -50,9 +62,10 @@ class ProgramCache {
   ProgramBuilder build_;
   ParameterList params_;
   ExecOptions opts_;
+  int splits_;
   std::map<std::string, std::unique_ptr<Program>> programs_;
   Program* last_ = nullptr;
-  std::vector<std::pair<int, Tensor>> feeds_;
+  Runtime::Feeds feeds_;
 };
 
 }  // namespace sf

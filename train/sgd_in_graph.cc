@@ -7,6 +7,21 @@
 
 namespace sf {
 
+namespace {
+// The summands of a gradient: autodiff accumulates the contributions of several readers
+// (e.g. the copies of a network for the row blocks of a batch) with same-shape Adds, and
+// W -= lr * (a + b) is W -= lr * a; W -= lr * b, each of which can fuse with its GEMM.
+void collect_terms(const Graph& g, int id, std::vector<int>& terms) {
+  const Node& n = g.node(id);
+  if (n.op == "Add" && g.node(n.inputs[0]).shape == n.shape && g.node(n.inputs[1]).shape == n.shape) {
+    collect_terms(g, n.inputs[0], terms);
+    collect_terms(g, n.inputs[1], terms);
+  } else {
+    terms.push_back(id);
+  }
+}
+}  // namespace
+
 std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
                                     float lr) {
   const auto consumers = g.consumers();
@@ -14,25 +29,35 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
   std::vector<int> updates;
   for (size_t i = 0; i < params.size(); ++i) {
     const Node& p = g.node(params[i]);
-    const Node& grad = g.node(grads[i]);
-    const std::vector<int> before = needed_nodes(g, {grad.id});  // already ordered before the update
+    std::vector<int> terms;
+    collect_terms(g, grads[i], terms);
+    const std::vector<int> before = needed_nodes(g, terms);  // already ordered before the updates
     std::vector<int> controls;
     for (int c : consumers[p.id])
       if (std::binary_search(step.begin(), step.end(), c) && !std::binary_search(before.begin(), before.end(), c) &&
           std::find(controls.begin(), controls.end(), c) == controls.end())
         controls.push_back(c);
-    Attrs attrs{{"alpha", static_cast<double>(lr)}, {"num_control", static_cast<int64_t>(controls.size())}};
-    std::vector<int> inputs{p.id};
-    std::string op = "ApplyGradientDescent";
-    if (grad.op == "MatMul") {
-      op = "MatMulGradientDescent";
-      inputs.insert(inputs.end(), grad.inputs.begin(), grad.inputs.end());
-      attrs.set("transpose_a", grad.attrs.get_int("transpose_a")).set("transpose_b", grad.attrs.get_int("transpose_b"));
-    } else {
-      inputs.push_back(grad.id);
+    // One in-place update per term, chained so that they never write the parameter at once.
+    int prev = -1;
+    for (size_t k = 0; k < terms.size(); ++k) {
+      const Node& term = g.node(terms[k]);
+      std::vector<int> ctl = controls;
+      if (prev >= 0) ctl = {prev};
+      Attrs attrs{{"alpha", static_cast<double>(lr)}, {"num_control", static_cast<int64_t>(ctl.size())}};
+      std::vector<int> inputs{p.id};
+      std::string op = "ApplyGradientDescent";
+      if (term.op == "MatMul") {
+        op = "MatMulGradientDescent";
+        inputs.insert(inputs.end(), term.inputs.begin(), term.inputs.end());
+        attrs.set("transpose_a", term.attrs.get_int("transpose_a"))
+            .set("transpose_b", term.attrs.get_int("transpose_b"));
+      } else {
+        inputs.push_back(term.id);
+      }
+      inputs.insert(inputs.end(), ctl.begin(), ctl.end());
+      prev = g.add(op, inputs, std::move(attrs), fmt::format("Optimizer/{}/{}-{}", p.name, op, k));
     }
-    inputs.insert(inputs.end(), controls.begin(), controls.end());
-    updates.push_back(g.add(op, inputs, std::move(attrs), fmt::format("Optimizer/{}/{}", p.name, op)));
+    updates.push_back(prev);
   }
   return updates;
 }

@@ -7,8 +7,8 @@ namespace sf {
 
 GradFunction::GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts)
     : cache_(
-          [fn, params](GraphBuilder& b, const std::vector<Value>& in, Program& p) {
-            Value loss = fn(b, in);
+          [fn, params](GraphBuilder& b, const std::vector<std::vector<Value>>& parts, Program& p) {
+            Value loss = fn(b, parts[0]);
             std::vector<int> ids;
             p.fetches = {loss.id};
             for (int g : parameter_gradients(b.graph(), loss.id, params, &ids)) p.fetches.push_back(g);
@@ -37,7 +37,8 @@ GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions op
 }
 
 ForwardFunction::ForwardFunction(LossBuilder fn, ParameterList params, ExecOptions opts)
-    : cache_([fn](GraphBuilder& b, const std::vector<Value>& in, Program& p) { p.fetches = {fn(b, in).id}; },
+    : cache_([fn](GraphBuilder& b, const std::vector<std::vector<Value>>& parts,
+                  Program& p) { p.fetches = {fn(b, parts[0]).id}; },
              std::move(params), opts) {}
 
 }  // namespace sf
