@@ -165,6 +165,7 @@ void Runtime::Impl::release_results() {
 
 void Runtime::Impl::launch(const Feeds& feeds) {
   shared.remaining.store(static_cast<int>(fetches.size()), std::memory_order_release);
+  results_held = true;  // from now until release_results(), the fetched registers are the caller's
   for (const auto& [id, t] : feeds)
     for (const auto& [actor, slot] : fed_to[id]) caf::anon_send(actor, DataMsg{slot, -1, 0, step, t});
   for (auto& a : tick_actors) caf::anon_send(a, DataMsg{0, -1, 0, step, Tensor()});
@@ -187,7 +188,6 @@ const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {
   im.launch(feeds);
   im.shared.wait_caller();
   im.rethrow_failure();
-  im.results_held = true;
   return im.shared.results;
 }
 
@@ -210,7 +210,6 @@ void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
       try {
         if (!first) done(im.shared.results);
         first = false;
-        im.results_held = true;
         im.release_results();
         im.feeds.clear();
         if (!next(im.feeds)) {

@@ -131,3 +131,50 @@ TEST(Runtime, WritesAChromeTraceWithOneEventPerFiring) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+TEST(Runtime, RunStepsLoopsMayFollowEachOtherAndPlainRuns) {
+  Diamond d;
+  Tensor x = random_tensor({4, 3}, 1), w = random_tensor({5, 3}, 2);
+  Executor ex(d.g, {d.out.id});
+  ex.bind(d.x.id, x);
+  ex.bind(d.w.id, w);
+  Tensor want = ex.run()[0].clone();
+  Runtime rt(d.g, {d.out.id}, {.threads = 2, .registers = 1});
+  rt.bind(d.w.id, w);
+  for (int loop = 0; loop < 3; ++loop) {
+    int steps = 0, checked = 0;
+    rt.run_steps(
+        [&](Runtime::Feeds& feeds) {
+          if (steps == 4) return false;
+          ++steps;
+          feeds = {{d.x.id, x}};
+          return true;
+        },
+        [&](const std::vector<Tensor>& out) { checked += bitwise_equal(out[0], want); });
+    EXPECT_EQ(checked, 4) << "loop " << loop;
+    EXPECT_TRUE(bitwise_equal(rt.run({{d.x.id, x}})[0], want));
+  }
+}
+
+TEST(Runtime, AnExceptionInsideTheStepLoopReachesTheCaller) {
+  Diamond d;
+  Runtime rt(d.g, {d.out.id});
+  rt.bind(d.w.id, random_tensor({5, 3}, 2));
+  int steps = 0;
+  EXPECT_THROW(rt.run_steps(
+                   [&](Runtime::Feeds& feeds) {
+                     feeds = {{d.x.id, random_tensor({4, 3}, 1)}};
+                     return steps++ < 10;
+                   },
+                   [&](const std::vector<Tensor>&) {
+                     if (steps == 3) throw InvalidArgument("callback refused");
+                   }),
+               Error);
+  EXPECT_EQ(steps, 3);
+}
+
+}  // namespace
+}  // namespace sf

@@ -1,0 +1,20 @@
+// Trains a tiny net for a few steps with the installed library and prints the last loss.
+#include <shardflow.h>
+
+#include <iostream>
+
+int main() {
+  using namespace sf;
+  nn::Mlp net(4, {8}, 3);
+  auto ds = dataset::Dataset::generator(
+                [](int64_t i) {
+                  Tensor x({4});
+                  for (int k = 0; k < 4; ++k) x.f32()[k] = static_cast<float>((i * 7 + k) % 5);
+                  return std::vector<Tensor>{x, Tensor::from_vector({}, std::vector<int32_t>{static_cast<int32_t>(i % 3)})};
+                },
+                64, {"x", "y"})
+                .batch(16);
+  Model model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f));
+  model.train(2, ds, {std::make_shared<LossMonitor>(4)});
+  std::cout << "consumer ok" << std::endl;
+}
