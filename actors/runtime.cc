@@ -18,6 +18,15 @@ caf::actor_system_config make_config(int threads) {
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", static_cast<size_t>(threads));
   cfg.set("logger.verbosity", caf::atom("quiet"));
+  // An idle worker keeps polling (and stealing) for about a millisecond before it backs off:
+  // CAF's default backs off to 50 us sleeps at once, and a sleeping worker only notices work
+  // queued on another worker when it next steals, which left a step's second branch idle
+  // for ~100 us. A step keeps both workers busy, so the polling costs nothing useful.
+  if (threads > 1) {
+    cfg.set("work-stealing.aggressive-poll-attempts", size_t{20000});
+    cfg.set("work-stealing.aggressive-steal-interval", size_t{1});
+    cfg.set("work-stealing.moderate-sleep-duration", caf::timespan{std::chrono::microseconds(10)});
+  }
   return cfg;
 }
 // The needed consumers of a node, each once (a consumer reading it twice is listed twice).

@@ -37,27 +37,53 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
       if (std::binary_search(step.begin(), step.end(), c) && !std::binary_search(before.begin(), before.end(), c) &&
           std::find(controls.begin(), controls.end(), c) == controls.end())
         controls.push_back(c);
-    // One in-place update per term, chained so that they never write the parameter at once.
-    int prev = -1;
-    for (size_t k = 0; k < terms.size(); ++k) {
-      const Node& term = g.node(terms[k]);
-      std::vector<int> ctl = controls;
-      if (prev >= 0) ctl = {prev};
-      Attrs attrs{{"alpha", static_cast<double>(lr)}, {"num_control", static_cast<int64_t>(ctl.size())}};
-      std::vector<int> inputs{p.id};
-      std::string op = "ApplyGradientDescent";
-      if (term.op == "MatMul") {
-        op = "MatMulGradientDescent";
-        inputs.insert(inputs.end(), term.inputs.begin(), term.inputs.end());
-        attrs.set("transpose_a", term.attrs.get_int("transpose_a"))
-            .set("transpose_b", term.attrs.get_int("transpose_b"));
-      } else {
-        inputs.push_back(term.id);
-      }
-      inputs.insert(inputs.end(), ctl.begin(), ctl.end());
-      prev = g.add(op, inputs, std::move(attrs), fmt::format("Optimizer/{}/{}-{}", p.name, op, k));
+    // Summands a_i^T b_i from the row blocks of a batch are one GEMM over the whole batch,
+    // concat(a)^T concat(b): a small copy, then a single pass over the parameter. That GEMM
+    // is cut into column blocks, one per summand, updated concurrently (disjoint columns).
+    const int64_t cols = p.shape.size() == 2 ? p.shape[1] : 0;
+    bool stacked = terms.size() > 1 && cols >= static_cast<int64_t>(terms.size());
+    for (int t : terms) {
+      const Node& n = g.node(t);
+      stacked = stacked && n.op == "MatMul" && n.attrs.get_bool("transpose_a") && !n.attrs.get_bool("transpose_b");
     }
-    updates.push_back(prev);
+    std::vector<int> gemm;  // (a, b) of the single GEMM, if stacked
+    if (stacked) {
+      std::vector<int> as, bs;
+      for (int t : terms) {
+        as.push_back(g.node(t).inputs[0]);
+        bs.push_back(g.node(t).inputs[1]);
+      }
+      gemm = {g.add("Concat", as, {{"axis", int64_t{0}}}, fmt::format("Optimizer/{}/ConcatA", p.name)),
+              g.add("Concat", bs, {{"axis", int64_t{0}}}, fmt::format("Optimizer/{}/ConcatB", p.name))};
+    }
+    const size_t blocks = stacked ? terms.size() : 1;
+    for (size_t c = 0; c < blocks; ++c) {
+      int prev = -1;
+      for (size_t j = 0; j < (stacked ? 1 : terms.size()); ++j) {  // unstacked summands are chained
+        const Node& term = g.node(terms[j]);
+        std::vector<int> ctl = prev >= 0 ? std::vector<int>{prev} : controls;
+        Attrs attrs{{"alpha", static_cast<double>(lr)}, {"num_control", static_cast<int64_t>(ctl.size())}};
+        std::vector<int> inputs{p.id};
+        std::string op = "ApplyGradientDescent";
+        if (stacked) {
+          op = "MatMulGradientDescent";
+          inputs.insert(inputs.end(), gemm.begin(), gemm.end());
+          attrs.set("transpose_a", int64_t{1})
+              .set("col_begin", static_cast<int64_t>(c) * cols / static_cast<int64_t>(blocks))
+              .set("col_end", static_cast<int64_t>(c + 1) * cols / static_cast<int64_t>(blocks));
+        } else if (term.op == "MatMul") {
+          op = "MatMulGradientDescent";
+          inputs.insert(inputs.end(), term.inputs.begin(), term.inputs.end());
+          attrs.set("transpose_a", term.attrs.get_int("transpose_a"))
+              .set("transpose_b", term.attrs.get_int("transpose_b"));
+        } else {
+          inputs.push_back(term.id);
+        }
+        inputs.insert(inputs.end(), ctl.begin(), ctl.end());
+        prev = g.add(op, inputs, std::move(attrs), fmt::format("Optimizer/{}/{}-{}.{}", p.name, op, c, j));
+      }
+      updates.push_back(prev);
+    }
   }
   return updates;
 }

@@ -10,8 +10,8 @@
 
 namespace sf {
 
-// params[i] is a Parameter node, grads[i] its gradient. Returns one update node per
-// parameter (fetch them to run the step). Each update waits for every other reader of its
+// params[i] is a Parameter node, grads[i] its gradient. Returns the last update node of
+// each chain of updates, one or more per parameter (fetch them all to run the step). Each update waits for every other reader of its
 // parameter in this step, so no op reads a half-updated parameter.
 std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
                                     float learning_rate);

@@ -3,7 +3,9 @@
 //   ApplyGradientDescent(var, delta, control...)          var -= alpha * delta
 //   MatMulGradientDescent(var, a, b, control...)           var -= alpha * op(a) op(b)
 // The second fuses a weight gradient's GEMM with its update (sgemm with beta = 1): the
-// gradient is never stored and the parameter is read and written once.
+// gradient is never stored and the parameter is read and written once. Optional attrs
+// col_begin/col_end restrict it to a block of var's columns, so that updates of disjoint
+// blocks of one parameter can run concurrently.
 // Trailing `num_control` inputs only order the update after every other reader of var.
 #include <cblas.h>
 
@@ -46,17 +48,23 @@ TypeInfo infer_matmul(const Node& n, const std::vector<const Node*>& in) {
   const int64_t m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1], kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
   SF_ENFORCE(ka == kb && v[0] == m && v[1] == nn, ShapeError, "{}: op(a) {} x op(b) {} does not give var {}",
              node_label(n), shape_str(a), shape_str(b), shape_str(v));
+  const int64_t c0 = n.attrs.get_int("col_begin", 0), c1 = n.attrs.get_int("col_end", nn);
+  SF_ENFORCE(0 <= c0 && c0 <= c1 && c1 <= nn, InvalidArgument, "{}: columns [{}, {}) out of range for var {}",
+             node_label(n), c0, c1, shape_str(v));
   return {v, DType::kF32};
 }
 
 void matmul_update(const Node& n, const std::vector<Tensor>& in, Tensor& var) {
   const bool ta = n.attrs.get_bool("transpose_a"), tb = n.attrs.get_bool("transpose_b");
   const Tensor &a = in[1], &b = in[2];
-  const int64_t m = var.dim(0), nn = var.dim(1), k = ta ? a.dim(0) : a.dim(1);
-  if (m == 0 || nn == 0 || k == 0) return;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, nn, k,
-              -static_cast<float>(n.attrs.get_float("alpha")), a.f32(), a.dim(1), b.f32(), b.dim(1), 1.0f, var.f32(),
-              nn);
+  const int64_t m = var.dim(0), ldc = var.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  const int64_t c0 = n.attrs.get_int("col_begin", 0), c1 = n.attrs.get_int("col_end", ldc);
+  if (m == 0 || c1 == c0 || k == 0) return;
+  // Columns c0..c1 of op(b) start at column c0 of b, or at row c0 of b when transposed.
+  const float* bp = b.f32() + (tb ? c0 * b.dim(1) : c0);
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, c1 - c0, k,
+              -static_cast<float>(n.attrs.get_float("alpha")), a.f32(), a.dim(1), bp, b.dim(1), 1.0f, var.f32() + c0,
+              ldc);
 }
 }  // namespace
 
