@@ -9,13 +9,12 @@
 
 #include "core/error.h"
 #include "ops/kernels/register.h"
+#include "ops/kernels/row_walk.h"
 #include "ops/op_def.h"
 
 namespace sf {
 
 namespace {
-constexpr size_t kMaxRank = 8;  // fixed-size index arrays: forward must not allocate
-using Strides = std::array<int64_t, kMaxRank>;
 
 enum class BinOp { kAdd, kSub, kMul };
 
@@ -42,27 +41,6 @@ Strides aligned_strides(const Shape& s, size_t r) {
     acc *= s[i];
   }
   return st;
-}
-
-// Calls row(offset_a, offset_b) for each innermost row of `shape`, row-major; a step along dim
-// d moves the offsets by sa[d] and sb[d]. A scalar or 1-D shape is a single row.
-template <class F>
-void for_each_row(const Shape& shape, const Strides& sa, const Strides& sb, F&& row) {
-  if (numel(shape) == 0) return;
-  const int r = static_cast<int>(shape.size());
-  Strides idx{};
-  int64_t oa = 0, ob = 0;
-  for (int d = 0; d >= 0;) {
-    row(oa, ob);
-    for (d = r - 2; d >= 0; --d) {
-      oa += sa[d];
-      ob += sb[d];
-      if (++idx[d] < shape[d]) break;
-      oa -= sa[d] * shape[d];
-      ob -= sb[d] * shape[d];
-      idx[d] = 0;
-    }
-  }
 }
 
 template <BinOp kOp, class T>

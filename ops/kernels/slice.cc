@@ -10,12 +10,12 @@
 
 #include "core/error.h"
 #include "ops/kernels/register.h"
+#include "ops/kernels/row_walk.h"
 #include "ops/op_def.h"
 
 namespace sf {
 
 namespace {
-constexpr size_t kMaxRank = 8;  // fixed-size index arrays: forward must not allocate
 using Index = std::array<int64_t, kMaxRank>;
 
 // The selected positions along each dim: start, start + step, ... (count of them).
