@@ -30,10 +30,10 @@ double median(std::vector<double> v) {
 
 // One training run; returns samples/s and prints its loss summary.
 double train_once(const sf::dataset::Dataset& train_set, const sf::dataset::Dataset& test_set, int threads,
-                  int64_t epochs, bool report) {
+                  int splits, int64_t epochs, bool report) {
   sf::set_seed(0);
   sf::nn::Mlp net(28 * 28, {512, 512}, 10);
-  sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f), {.threads = threads});
+  sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f), {.threads = threads, .batch_splits = splits});
   struct Tail : sf::Callback {
     std::vector<float> losses;
     void on_step_end(const sf::RunContext& c) override { losses.push_back(c.loss); }
@@ -81,13 +81,14 @@ double overhead_us(int ops, int64_t steps, int threads) {
 
 int main(int argc, char** argv) {
   int64_t batch = 32, epochs = 1, steps = 2000;
-  int threads = 1, reps = 3, ops = 1000;
+  int threads = 1, reps = 3, ops = 1000, splits = 0;
   bool overhead = false;
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   CLI::App app{"shardflow MLP training benchmark"};
   app.add_option("--batch", batch)->check(CLI::PositiveNumber);
   app.add_option("--threads", threads)->check(CLI::PositiveNumber);
   app.add_option("--epochs", epochs)->check(CLI::PositiveNumber);
+  app.add_option("--splits", splits, "row blocks per batch (0 = one per thread)")->check(CLI::NonNegativeNumber);
   app.add_option("--reps", reps)->check(CLI::PositiveNumber);
   app.add_option("--data-dir", data_dir);
   app.add_flag("--overhead", overhead, "measure the per-firing overhead of a no-op graph instead");
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
     };
     Dataset train_set = load("train", true), test_set = load("test", false);
     std::vector<double> rates;
-    for (int r = 0; r < reps; ++r) rates.push_back(train_once(train_set, test_set, threads, epochs, r == 0));
+    for (int r = 0; r < reps; ++r) rates.push_back(train_once(train_set, test_set, threads, splits, epochs, r == 0));
     std::sort(rates.begin(), rates.end());
     std::cout << "HEADER,what,threads,batch,samples_per_s,min,max,blas\n"
               << fmt::format("RESULT,train,{},{},{:.1f},{:.1f},{:.1f},{}\n", threads, batch, median(rates),

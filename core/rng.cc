@@ -76,7 +76,7 @@ void fill_random(Tensor& out, Distribution dist, float a, float b, uint64_t seed
 }
 
 uint64_t stream_of(const std::string& name) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
   for (unsigned char c : name) {
     h ^= c;
     h *= 1099511628211ull;

@@ -29,7 +29,9 @@ TensorHeader decode_header(const void* data, size_t size, size_t* consumed) {
   size_t off = 0;
   msgpack::object_handle oh;
   try {
-    oh = msgpack::unpack(static_cast<const char*>(data), size, off);
+    // Limits keep a corrupt header from making msgpack allocate for billions of entries.
+    const msgpack::unpack_limit limit(/*array=*/64, /*map=*/16, /*str=*/64, /*bin=*/0, /*ext=*/0, /*depth=*/3);
+    oh = msgpack::unpack(static_cast<const char*>(data), size, off, nullptr, nullptr, limit);
   } catch (const std::exception& e) {
     SF_THROW(IoError, "tensor header: not valid msgpack ({})", e.what());
   }
@@ -63,9 +65,15 @@ TensorHeader decode_header(const void* data, size_t size, size_t* consumed) {
              "tensor header: missing one of v, dtype, shape, nbytes");
   SF_ENFORCE(h.version == kTensorFormatVersion, IoError, "tensor header: version {} (this build reads {})", h.version,
              kTensorFormatVersion);
-  for (int64_t d : h.shape) SF_ENFORCE(d >= 0, IoError, "tensor header: negative dim in shape {}", shape_str(h.shape));
+  uint64_t elements = 1;
+  for (int64_t d : h.shape) {
+    SF_ENFORCE(d >= 0, IoError, "tensor header: negative dim in shape {}", shape_str(h.shape));
+    SF_ENFORCE(!__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements) &&
+                   elements <= kMaxTensorBytes,
+               IoError, "tensor header: shape {} exceeds the size limit", shape_str(h.shape));
+  }
   SF_ENFORCE(h.nbytes <= kMaxTensorBytes, IoError, "tensor header: {} bytes exceeds the limit", h.nbytes);
-  SF_ENFORCE(h.nbytes == static_cast<uint64_t>(numel(h.shape)) * dtype_size(h.dtype), IoError,
+  SF_ENFORCE(h.nbytes == elements * dtype_size(h.dtype), IoError,
              "tensor header: nbytes {} does not match {}{}", h.nbytes, dtype_name(h.dtype), shape_str(h.shape));
   *consumed = off;
   return h;

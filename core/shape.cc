@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/error.h"
+
 namespace sf {
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    SF_ENFORCE(!__builtin_mul_overflow(n, d, &n), ShapeError, "shape {} has more than 2^63 elements", shape_str(s));
   return n;
 }
 

@@ -9,7 +9,7 @@ namespace sf {
 
 using Shape = std::vector<int64_t>;
 
-// Number of elements; 1 for a scalar (empty shape).
+// Number of elements; 1 for a scalar (empty shape). Throws ShapeError on overflow.
 int64_t numel(const Shape& s);
 
 // "(32, 784)", "()" for a scalar.

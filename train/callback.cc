@@ -9,7 +9,12 @@
 
 namespace sf {
 
-std::string format_loss(float loss) { return fmt::format("{}", static_cast<double>(loss)); }
+std::string format_loss(float loss) {
+  std::string s = fmt::format("{}", static_cast<double>(loss));
+  // Python prints a whole-number float as "1.0", fmt as "1".
+  if (s.find_first_of(".eni") == std::string::npos) s += ".0";
+  return s;
+}
 
 LossMonitor::LossMonitor(int64_t per_print, std::ostream& out) : per_print_(per_print), out_(out) {
   SF_ENFORCE(per_print >= 1, InvalidArgument, "LossMonitor: per_print must be >= 1, got {}", per_print);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <msgpack.hpp>
@@ -53,14 +54,19 @@ void save_checkpoint(const NamedTensors& entries, const std::string& path) {
 }
 
 NamedTensors load_checkpoint(const std::string& path) {
+  std::error_code ec;
+  SF_ENFORCE(std::filesystem::is_regular_file(path, ec), IoError, "cannot open checkpoint '{}': not a regular file",
+             path);
   std::ifstream f(path, std::ios::binary);
   SF_ENFORCE(f.good(), IoError, "cannot open checkpoint '{}'", path);
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  SF_ENFORCE(!f.bad(), IoError, "reading checkpoint '{}' failed", path);
   size_t off = 0;
   uint64_t count = 0;
   NamedTensors out;
   try {
-    auto oh = msgpack::unpack(bytes.data(), bytes.size(), off);
+    const msgpack::unpack_limit limit(/*array=*/16, /*map=*/16, /*str=*/4096, /*bin=*/0, /*ext=*/0, /*depth=*/3);
+    auto oh = msgpack::unpack(bytes.data(), bytes.size(), off, nullptr, nullptr, limit);
     auto head = oh.get().as<std::map<std::string, msgpack::object>>();
     SF_ENFORCE(head.count("format") && head["format"].as<std::string>() == kFormat, IoError,
                "'{}' is not a shardflow checkpoint", path);
@@ -68,7 +74,7 @@ NamedTensors load_checkpoint(const std::string& path) {
                "checkpoint '{}': unsupported version", path);
     count = head.at("count").as<uint64_t>();
     for (uint64_t i = 0; i < count; ++i) {
-      auto name = msgpack::unpack(bytes.data(), bytes.size(), off).get().as<std::string>();
+      auto name = msgpack::unpack(bytes.data(), bytes.size(), off, nullptr, nullptr, limit).get().as<std::string>();
       size_t used = 0;
       Tensor t = deserialize(bytes.data() + off, bytes.size() - off, &used);
       off += used;

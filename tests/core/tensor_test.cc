@@ -48,3 +48,15 @@ TEST(Tensor, StorageIs64ByteAligned) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+TEST(Shape, NumelRefusesOverflow) {
+  EXPECT_EQ(numel({}), 1);
+  EXPECT_EQ(numel({3, 0, 5}), 0);
+  EXPECT_THROW(numel({int64_t{1} << 62, 4}), ShapeError);
+}
+
+}  // namespace
+}  // namespace sf
