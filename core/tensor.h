@@ -84,6 +84,8 @@ class Tensor {
     Storage& operator=(const Storage&) = delete;
     std::byte* bytes;
     size_t size;
+    std::byte* base = nullptr;  // the mapping, for buffers >= 2 MiB
+    size_t mapped = 0;
   };
   void check_dtype(DType want) const;
 
