@@ -16,6 +16,7 @@
 #include "core/rng.h"
 #include "core/serialize.h"
 #include "train/callback.h"
+#include "toy_data.h"
 #include "train/mlp.h"
 #include "train/model.h"
 
@@ -24,19 +25,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kIn = 4, kClasses = 3;
+using traintest::kClasses;
+using traintest::kIn;
+using traintest::random_rows;
 constexpr float kLr = 0.05f, kMomentum = 0.9f;
 
-dataset::Dataset random_rows(int64_t n, uint64_t seed) {
-  return dataset::Dataset::generator(
-      [seed](int64_t i) {
-        Tensor x({kIn});
-        for (int64_t k = 0; k < kIn; ++k) x.f32()[k] = normal_at(seed, 0, static_cast<uint64_t>(i * kIn + k));
-        const auto label = static_cast<int32_t>(uniform_at(seed, 1, static_cast<uint64_t>(i)) * kClasses);
-        return std::vector<Tensor>{x, Tensor::from_vector({}, std::vector<int32_t>{label})};
-      },
-      n, {"data", "label"});
-}
 
 struct LossRecorder : Callback {
   std::vector<float> losses;

@@ -14,24 +14,16 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "toy_data.h"
 #include "train/mlp.h"
 
 namespace sf {
 namespace {
 
-constexpr int64_t kIn = 4, kClasses = 3;
+using traintest::kClasses;
+using traintest::kIn;
+using traintest::random_rows;
 
-// Rows of random f32 features (4,) and an i32 label in [0, 3), the same for the same seed.
-dataset::Dataset random_rows(int64_t n, uint64_t seed) {
-  return dataset::Dataset::generator(
-      [seed](int64_t i) {
-        Tensor x({kIn});
-        for (int64_t k = 0; k < kIn; ++k) x.f32()[k] = normal_at(seed, 0, static_cast<uint64_t>(i * kIn + k));
-        const auto label = static_cast<int32_t>(uniform_at(seed, 1, static_cast<uint64_t>(i)) * kClasses);
-        return std::vector<Tensor>{x, Tensor::from_vector({}, std::vector<int32_t>{label})};
-      },
-      n, {"data", "label"});
-}
 
 // Rows whose label is the argmax of a fixed linear map of the features: linearly separable.
 dataset::Dataset separable_rows(int64_t n, uint64_t seed) {
