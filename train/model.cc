@@ -23,7 +23,14 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
             if (parts.size() > 1) loss = b.mul(loss, b.fill({}, 1.0f / static_cast<float>(parts.size())));
             std::vector<int> params;
             std::vector<int> grads = parameter_gradients(b.graph(), loss.id, optimizer_->parameters(), &params);
-            if (auto lr = optimizer_->in_graph_sgd_rate()) grads = append_sgd_updates(b.graph(), params, grads, *lr);
+            if (auto lr = optimizer_->in_graph_sgd_rate()) {
+              std::vector<WholeInput> wholes;
+              for (size_t c = 0; c < p.wholes.size(); ++c) {
+                wholes.push_back({{}, p.wholes[c]});
+                for (const auto& in : parts) wholes.back().parts.push_back(in[c].id);
+              }
+              grads = append_sgd_updates(b.graph(), params, grads, *lr, wholes);
+            }
             p.fetches = {loss.id};
             p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
           },

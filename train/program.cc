@@ -20,6 +20,7 @@ void Program::feeds(const std::vector<Tensor>& in, Runtime::Feeds& out) const {
     return;
   }
   const int64_t rows = in[0].dim(0) / splits;
+  for (size_t c = 0; c < in.size(); ++c) out.emplace_back(wholes[c], in[c]);
   for (int s = 0; s < splits; ++s)
     for (size_t c = 0; c < in.size(); ++c) out.emplace_back(inputs[s][c], in[c].rows(s * rows, (s + 1) * rows));
 }
@@ -54,9 +55,11 @@ Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
         p->inputs[s].push_back(parts[s].back().id);
       }
     }
-    for (const Tensor& t : inputs) {
-      p->shapes.push_back(t.shape());
-      p->dtypes.push_back(t.dtype());
+    for (size_t c = 0; c < inputs.size(); ++c) {
+      p->shapes.push_back(inputs[c].shape());
+      p->dtypes.push_back(inputs[c].dtype());
+      // The whole batch too, for ops over all rows (a weight update), so they need no concat.
+      if (p->splits > 1) p->wholes.push_back(b.input(fmt::format("input{}", c), inputs[c].shape(), inputs[c].dtype()).id);
     }
     build_(b, parts, *p);
     p->runtime =

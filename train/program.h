@@ -32,12 +32,14 @@ struct Program {
   std::vector<DType> dtypes;
   int splits = 1;
   std::vector<std::vector<int>> inputs;  // [split][column]: Input node ids
+  std::vector<int> wholes;               // [column]: Input fed the whole batch, when split
   std::vector<int> fetches;              // filled by the builder
   std::unique_ptr<Runtime> runtime;
 
   // True if the inputs have the shapes and dtypes this program was built for.
   bool accepts(const std::vector<Tensor>& in) const;
-  // (input node, tensor) pairs for the runtime: each column cut into `splits` row views.
+  // (input node, tensor) pairs for the runtime: each column cut into `splits` row views
+  // (and, when split, also whole).
   void feeds(const std::vector<Tensor>& in, Runtime::Feeds& out) const;
 };
 

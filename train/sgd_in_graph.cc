@@ -23,7 +23,12 @@ void collect_terms(const Graph& g, int id, std::vector<int>& terms) {
 }  // namespace
 
 std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
-                                    float lr) {
+                                    float lr, const std::vector<WholeInput>& wholes) {
+  auto stack = [&](const std::vector<int>& parts, const std::string& name) {
+    for (const auto& w : wholes)
+      if (w.parts == parts) return w.whole;
+    return g.add("Concat", parts, {{"axis", int64_t{0}}}, name);
+  };
   const auto consumers = g.consumers();
   const std::vector<int> step = needed_nodes(g, grads);  // what the step runs anyway
   std::vector<int> updates;
@@ -39,9 +44,10 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
         controls.push_back(c);
     // Summands a_i^T b_i from the row blocks of a batch are one GEMM over the whole batch,
     // concat(a)^T concat(b): a small copy, then a single pass over the parameter. That GEMM
-    // is cut into column blocks, one per summand, updated concurrently (disjoint columns).
+    // is cut into column blocks, two per summand, updated concurrently (disjoint columns).
     const int64_t cols = p.shape.size() == 2 ? p.shape[1] : 0;
-    bool stacked = terms.size() > 1 && cols >= static_cast<int64_t>(terms.size());
+    const size_t want_blocks = 2 * terms.size();  // more blocks than threads: they balance
+    bool stacked = terms.size() > 1 && cols >= static_cast<int64_t>(want_blocks);
     for (int t : terms) {
       const Node& n = g.node(t);
       stacked = stacked && n.op == "MatMul" && n.attrs.get_bool("transpose_a") && !n.attrs.get_bool("transpose_b");
@@ -53,10 +59,10 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
         as.push_back(g.node(t).inputs[0]);
         bs.push_back(g.node(t).inputs[1]);
       }
-      gemm = {g.add("Concat", as, {{"axis", int64_t{0}}}, fmt::format("Optimizer/{}/ConcatA", p.name)),
-              g.add("Concat", bs, {{"axis", int64_t{0}}}, fmt::format("Optimizer/{}/ConcatB", p.name))};
+      gemm = {stack(as, fmt::format("Optimizer/{}/ConcatA", p.name)),
+              stack(bs, fmt::format("Optimizer/{}/ConcatB", p.name))};
     }
-    const size_t blocks = stacked ? terms.size() : 1;
+    const size_t blocks = stacked ? want_blocks : 1;
     for (size_t c = 0; c < blocks; ++c) {
       int prev = -1;
       for (size_t j = 0; j < (stacked ? 1 : terms.size()); ++j) {  // unstacked summands are chained

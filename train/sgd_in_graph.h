@@ -13,7 +13,13 @@ namespace sf {
 // params[i] is a Parameter node, grads[i] its gradient. Returns the last update node of
 // each chain of updates, one or more per parameter (fetch them all to run the step). Each update waits for every other reader of its
 // parameter in this step, so no op reads a half-updated parameter.
+// `wholes` maps the Input nodes fed with the row blocks of a batch (in block order) to the
+// Input fed with the whole batch, which then replaces their concatenation.
+struct WholeInput {
+  std::vector<int> parts;
+  int whole;
+};
 std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
-                                    float learning_rate);
+                                    float learning_rate, const std::vector<WholeInput>& wholes = {});
 
 }  // namespace sf
