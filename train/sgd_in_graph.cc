@@ -36,12 +36,17 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
     const Node& p = g.node(params[i]);
     std::vector<int> terms;
     collect_terms(g, grads[i], terms);
-    const std::vector<int> before = needed_nodes(g, terms);  // already ordered before the updates
-    std::vector<int> controls;
-    for (int c : consumers[p.id])
-      if (std::binary_search(step.begin(), step.end(), c) && !std::binary_search(before.begin(), before.end(), c) &&
-          std::find(controls.begin(), controls.end(), c) == controls.end())
-        controls.push_back(c);
+    // The readers of p in this step that an update with these data inputs is not already
+    // ordered after: it must wait for them (control inputs) before it writes p.
+    auto controls_for = [&](const std::vector<int>& data) {
+      const std::vector<int> before = needed_nodes(g, data);
+      std::vector<int> ctl;
+      for (int c : consumers[p.id])
+        if (std::binary_search(step.begin(), step.end(), c) && !std::binary_search(before.begin(), before.end(), c) &&
+            std::find(ctl.begin(), ctl.end(), c) == ctl.end())
+          ctl.push_back(c);
+      return ctl;
+    };
     // Summands a_i^T b_i from the row blocks of a batch are one GEMM over the whole batch,
     // concat(a)^T concat(b): a small copy, then a single pass over the parameter. That GEMM
     // is cut into column blocks, two per summand, updated concurrently (disjoint columns).
@@ -66,8 +71,11 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
     for (size_t c = 0; c < blocks; ++c) {
       int prev = -1;
       for (size_t j = 0; j < (stacked ? 1 : terms.size()); ++j) {  // unstacked summands are chained
+        // The first update of a chain waits for every reader of p outside its own data
+        // dependencies; the next ones follow it.
         const Node& term = g.node(terms[j]);
-        std::vector<int> ctl = prev >= 0 ? std::vector<int>{prev} : controls;
+        const std::vector<int> ctl =
+            prev >= 0 ? std::vector<int>{prev} : controls_for(stacked ? gemm : std::vector<int>{term.id});
         Attrs attrs{{"alpha", static_cast<double>(lr)}, {"num_control", static_cast<int64_t>(ctl.size())}};
         std::vector<int> inputs{p.id};
         std::string op = "ApplyGradientDescent";

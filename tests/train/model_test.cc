@@ -252,3 +252,40 @@ TEST_F(ModelTest, LearnsALinearlySeparableProblem) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+// Splitting each batch into row blocks (one network copy per block, run concurrently) trains
+// the same model as one block: the same loss every step and the same parameters at the end.
+TEST(ModelSplits, BatchSplitsEqualTheOneDeviceRun) {
+  const dataset::Dataset ds = random_rows(84, 21).shuffle(3).batch(8, false);  // ends on a batch of 4
+  auto run = [&](ExecOptions opts, const std::string& optimizer) {
+    set_seed(5);
+    nn::Mlp net(kIn, {16, 8}, kClasses);
+    Model model(net, std::make_shared<nn::CrossEntropyLoss>(),
+                nn::make_optimizer(optimizer, net.trainable_params(), 0.1f), opts);
+    auto rec = std::make_shared<StepRecorder>();
+    model.train(2, ds, {rec});
+    set_seed(0);
+    return std::make_pair(rec->losses, snapshot(model.optimizer().parameters()));
+  };
+  for (const std::string optimizer : {"sgd", "momentum"}) {
+    const auto [want_losses, want_params] = run({.threads = 1}, optimizer);
+    for (ExecOptions opts : {ExecOptions{.threads = 2}, ExecOptions{.threads = 2, .batch_splits = 4},
+                             ExecOptions{.threads = 1, .batch_splits = 2}}) {
+      const auto [losses, params] = run(opts, optimizer);
+      const std::string what = optimizer + ", threads " + std::to_string(opts.threads) + ", splits " +
+                               std::to_string(opts.batch_splits);
+      ASSERT_EQ(losses.size(), want_losses.size()) << what;
+      for (size_t i = 0; i < losses.size(); ++i)
+        EXPECT_NEAR(losses[i], want_losses[i], 2e-5 * std::fabs(want_losses[i])) << what << ", step " << i;
+      for (size_t p = 0; p < params.size(); ++p)
+        for (int64_t k = 0; k < params[p].numel(); ++k)
+          ASSERT_NEAR(params[p].f32()[k], want_params[p].f32()[k], 1e-5f) << what << ", parameter " << p;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sf
