@@ -24,7 +24,11 @@ struct AckMsg {
   int32_t reg;
 };
 
+// The last fetch of a step arrived (to the driver of a run_steps loop), or: start the loop.
+struct StepDoneMsg {};
+
 }  // namespace sf
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::StepDoneMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::DataMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::AckMsg)

@@ -200,13 +200,6 @@ const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {
   return im.shared.results;
 }
 
-namespace {
-struct StepDoneMsg {};
-}  // namespace
-}  // namespace sf
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::StepDoneMsg)
-namespace sf {
-
 void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
   Impl& im = *impl_;
   SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
