@@ -141,7 +141,13 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
 Runtime::~Runtime() {
   for (auto& a : impl_->actors)
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  // The actor system's destructor waits for every actor to finish.
+  // Wait here, not in the actor system's destructor: an actor may still be finishing the
+  // firing that delivered the caller's last result, and it uses state (StepState) that the
+  // Impl destroys before its actor system.
+  impl_->actors.clear();
+  impl_->tick_actors.clear();
+  impl_->fed_to.clear();
+  impl_->sys.await_all_actors_done();
 }
 
 void Runtime::bind(int node_id, const Tensor& t) {

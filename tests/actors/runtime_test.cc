@@ -178,3 +178,21 @@ TEST(Runtime, AnExceptionInsideTheStepLoopReachesTheCaller) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+// Destroying a runtime right after its last step must wait for actors still finishing the
+// firing that delivered the result (they use the runtime's shared state).
+TEST(Runtime, CanBeDestroyedRightAfterAStep) {
+  Diamond d;
+  Tensor x = random_tensor({4, 3}, 1), w = random_tensor({5, 3}, 2);
+  for (int i = 0; i < 50; ++i) {
+    Runtime rt(d.g, {d.a.id, d.out.id}, {.threads = 2});
+    rt.bind(d.w.id, w);
+    ASSERT_EQ(rt.run({{d.x.id, x}}).size(), 2u);
+  }
+}
+
+}  // namespace
+}  // namespace sf
