@@ -1,0 +1,116 @@
+#include "comm/all_reduce.h"
+
+#include <bit>
+
+#include "comm/buffer_pool.h"
+#include "comm/detail/async.h"
+#include "comm/detail/blocks.h"
+#include "comm/detail/call.h"
+#include "comm/detail/ring.h"
+
+namespace sf::comm {
+
+namespace {
+
+constexpr std::string_view kOp = "AllReduce";
+using detail::Call;
+
+Algorithm validate(const Tensor& input, const AllReduceOptions& o) {
+  detail::check_common(kOp, o.group, o.timeout);
+  detail::check_input(kOp, input);
+  SF_ENFORCE(is_valid(o.op), InvalidArgument, "{} (group '{}'): reduce op {} is not sum, prod, max or min", kOp,
+             o.group.name(), static_cast<int>(o.op));
+  return resolve_algorithm(Collective::kAllReduce, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size());
+}
+
+Tensor ring(Call& call, const Tensor& in, ReduceOp op) {
+  const int n = call.size();
+  const int64_t count = in.numel(), seg = detail::segment_elems(in.dtype());
+  std::vector<detail::Range> blocks;
+  for (int j = 0; j < n; ++j) blocks.push_back(detail::block_range(count, n, j));
+  Tensor out(in.shape(), in.dtype());
+  // Segment by segment: reduce-scatter leaves block r's segment reduced on rank r, the
+  // all-gather then passes each reduced segment around the ring.
+  for (int64_t k = 0; k < detail::segment_count(count, n, seg); ++k) {
+    Tensor mine = detail::ring_reduce_scatter_segment(call, op, in, blocks, seg, k);
+    detail::ring_all_gather_segment(call, std::move(mine), out, blocks, seg, k);
+  }
+  return out;
+}
+
+// Combines `acc` with a partner's copy in canonical order (lower group rank first), so both
+// partners compute the same bits.
+void combine(ReduceOp op, Tensor& acc, const Tensor& got, bool got_is_lower) {
+  if (got_is_lower)
+    reduce(op, acc.dtype(), acc.raw(), got.raw(), acc.raw(), acc.numel());
+  else
+    reduce(op, acc.dtype(), acc.raw(), acc.raw(), got.raw(), acc.numel());
+}
+
+Tensor exchange(Call& call, int peer, const Tensor& acc, uint8_t slot) {
+  call.send(peer, detail::pooled_copy(acc, 0, acc.numel()), slot);
+  Tensor got = call.recv(peer, slot);
+  SF_ENFORCE(got.numel() == acc.numel() && got.dtype() == acc.dtype(), ShapeError,
+             "{}: received {} from rank {} where {} elements of {} were expected", call.where(), got.describe(), peer,
+             acc.numel(), dtype_name(acc.dtype()));
+  return got;
+}
+
+Tensor recursive_doubling(Call& call, const Tensor& in, ReduceOp op) {
+  const int n = call.size(), r = call.rank();
+  const int p = std::bit_floor(static_cast<unsigned>(n)), rem = n - p;
+  BufferPool& pool = BufferPool::global();
+  Tensor acc = in.clone();  // the output; never sent itself, only copies of it
+  // Round 0 (fold, only when n is not a power of two): among the first 2*rem ranks, each even
+  // rank hands its tensor to the odd rank above it and sits out; p ranks remain, renumbered
+  // v = r/2 below 2*rem and v = r - rem above.
+  if (r < 2 * rem && r % 2 == 0) {
+    call.send(r + 1, detail::pooled_copy(acc, 0, acc.numel()), 0);
+    // Last round (unfold): the odd partner sends the final result back.
+    Tensor got = call.recv(r + 1, 0xfe);
+    detail::copy_elems(acc, 0, got, 0, acc.numel());
+    pool.release(got);
+    return acc;
+  }
+  if (r < 2 * rem) {
+    Tensor got = call.recv(r - 1, 0);
+    combine(op, acc, got, true);
+    pool.release(got);
+  }
+  const int v = r < 2 * rem ? r / 2 : r - rem;
+  auto real = [&](int vr) { return vr < rem ? 2 * vr + 1 : vr + rem; };
+  // Rounds 1..log2(p): exchange with the virtual partner at distance 2^i; after round i all
+  // 2^(i+1) ranks of an aligned block hold the same bits.
+  uint8_t slot = 1;
+  for (int mask = 1; mask < p; mask <<= 1, ++slot) {
+    const int pv = v ^ mask;
+    Tensor got = exchange(call, real(pv), acc, slot);
+    combine(op, acc, got, pv < v);
+    pool.release(got);
+  }
+  if (r < 2 * rem) call.send(r - 1, detail::pooled_copy(acc, 0, acc.numel()), 0xfe);
+  return acc;
+}
+
+Tensor run(const Tensor& input, const AllReduceOptions& o, Algorithm algo, uint32_t seq) {
+  Call call(kOp, o.group, seq, o.timeout);
+  if (call.size() == 1 || input.numel() == 0) return input.clone();
+  return algo == Algorithm::kRing ? ring(call, input, o.op) : recursive_doubling(call, input, o.op);
+}
+
+}  // namespace
+
+Tensor all_reduce(const Tensor& input, const AllReduceOptions& opts) {
+  const Algorithm algo = validate(input, opts);
+  return run(input, opts, algo, opts.group.next_sequence());
+}
+
+Work all_reduce_async(const Tensor& input, const AllReduceOptions& opts) {
+  const Algorithm algo = validate(input, opts);
+  const uint32_t seq = opts.group.next_sequence();
+  AllReduceOptions o = opts;
+  o.group = opts.group.unowned();
+  return detail::submit(opts.group, [input, o, algo, seq] { return run(input, o, algo, seq); });
+}
+
+}  // namespace sf::comm

@@ -1,0 +1,75 @@
+#include "comm/broadcast.h"
+
+#include <bit>
+
+#include "comm/buffer_pool.h"
+#include "comm/detail/async.h"
+#include "comm/detail/blocks.h"
+#include "comm/detail/call.h"
+
+namespace sf::comm {
+
+namespace {
+
+constexpr std::string_view kOp = "Broadcast";
+
+Algorithm validate(const Tensor& input, const BroadcastOptions& o) {
+  detail::check_common(kOp, o.group, o.timeout);
+  detail::check_input(kOp, input);
+  SF_ENFORCE(o.root >= 0 && o.root < o.group.size(), InvalidArgument,
+             "{} (group '{}'): root {} is outside the group's ranks [0, {})", kOp, o.group.name(), o.root,
+             o.group.size());
+  return resolve_algorithm(Collective::kBroadcast, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size());
+}
+
+Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm, uint32_t seq) {
+  detail::Call call(kOp, o.group, seq, o.timeout);
+  const int n = call.size();
+  if (n == 1 || input.numel() == 0) return input.clone();
+  BufferPool& pool = BufferPool::global();
+  Tensor out(input.shape(), input.dtype());
+  // Tree over ranks relative to the root: v's parent is v minus its lowest set bit; its
+  // children are v + m for the powers of two m below that bit (every power for the root).
+  const int v = (call.rank() - o.root + n) % n;
+  const int low = v == 0 ? std::bit_ceil(static_cast<unsigned>(n)) : (v & -v);
+  std::vector<int> children;  // largest subtree first
+  for (int m = low >> 1; m >= 1; m >>= 1)
+    if (v + m < n) children.push_back((v + m + o.root) % n);
+  const int parent = v == 0 ? -1 : (v - low + o.root) % n;
+  const int64_t count = input.numel(), seg = detail::segment_elems(input.dtype());
+  for (int64_t k = 0; k < std::max<int64_t>(1, (count + seg - 1) / seg); ++k) {
+    detail::Range part = detail::segment_of({0, count}, seg, k);
+    Tensor buf;
+    if (parent < 0) {
+      buf = detail::pooled_copy(input, part.begin, part.size());
+    } else {
+      buf = call.recv(parent);
+      SF_ENFORCE(buf.numel() == part.size() && buf.dtype() == input.dtype(), ShapeError,
+                 "{}: received {} from rank {} where {} elements of {} were expected", call.where(), buf.describe(),
+                 parent, part.size(), dtype_name(input.dtype()));
+    }
+    // Forward first (one reader reference per child), then copy out, then drop our own.
+    pool.retain(buf, static_cast<int>(children.size()));
+    for (int c : children) call.send(c, buf);
+    detail::copy_elems(out, part.begin, buf, 0, part.size());
+    pool.release(buf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor broadcast(const Tensor& input, const BroadcastOptions& opts) {
+  const Algorithm algo = validate(input, opts);
+  return run(input, opts, algo, opts.group.next_sequence());
+}
+
+Work broadcast_async(const Tensor& input, const BroadcastOptions& opts) {
+  const Algorithm algo = validate(input, opts);
+  const uint32_t seq = opts.group.next_sequence();
+  BroadcastOptions o = opts;
+  o.group = opts.group.unowned();
+  return detail::submit(opts.group, [input, o, algo, seq] { return run(input, o, algo, seq); });
+}
+
+}  // namespace sf::comm

@@ -1,0 +1,112 @@
+#include "comm/detail/call.h"
+
+#include <algorithm>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "core/error.h"
+
+namespace sf::comm::detail {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::chrono::milliseconds notice_grace(milliseconds timeout) {
+  return std::min<milliseconds>(std::max<milliseconds>(timeout / 2, milliseconds(1)), milliseconds(5000));
+}
+
+void check_group(std::string_view op, const Group& group) {
+  SF_ENFORCE(group.defined(), InvalidArgument, "{}: options.group is not set (use world_group or create_group)", op);
+}
+
+void check_common(std::string_view op, const Group& group, milliseconds timeout) {
+  check_group(op, group);
+  SF_ENFORCE(timeout.count() > 0, InvalidArgument, "{} (group '{}'): timeout {} ms must be positive", op, group.name(),
+             timeout.count());
+}
+
+void check_input(std::string_view op, const Tensor& input) {
+  SF_ENFORCE(input.defined(), InvalidArgument, "{}: the input tensor is undefined", op);
+}
+
+Call::Call(std::string_view op, const Group& group, uint32_t seq, milliseconds timeout)
+    : op_(op), group_(group), seq_(seq), timeout_(timeout), deadline_(Clock::now() + timeout) {
+  group_.throw_if_failed(where());
+}
+
+std::string Call::where() const {
+  return fmt::format("{} (group '{}', seq {}, rank {})", op_, group_.name(), seq_, group_.rank());
+}
+
+void Call::send(int peer, const Tensor& t, uint8_t slot) {
+  group_.transport().send(group_.world_rank(peer), collective_tag(group_.id(), seq_, slot), t);
+}
+
+Tensor Call::recv(int peer, uint8_t slot) {
+  const int world_peer = group_.world_rank(peer);
+  // Rounded up, so that a receive that times out has reached deadline_ (see the catch below).
+  const auto left = std::chrono::ceil<milliseconds>(deadline_ - Clock::now());
+  try {
+    return group_.transport().recv(world_peer, collective_tag(group_.id(), seq_, slot),
+                                   std::max(left, milliseconds(0)));
+  } catch (const PeerLost& e) {
+    if (Clock::now() >= deadline_) fail_after_timeout(peer);
+    // The transport saw the peer close: it is the one lost. Tell the others, who may be
+    // waiting for this rank, before leaving.
+    send_notices(peer);
+    std::string msg = fmt::format("{}: lost rank {}: {}", where(), world_peer, e.what());
+    group_.mark_failed(world_peer, msg);
+    throw PeerLost(world_peer, msg, SF_WHERE);
+  }
+}
+
+void Call::send_notices(int peer) {
+  // The notice is read-only, so one (unpooled) tensor serves every member.
+  const Tensor notice = Tensor::from_vector({1}, std::vector<int32_t>{peer});
+  const Tag notice_tag = collective_tag(group_.id(), seq_, kNoticeSlot);
+  for (int q = 0; q < size(); ++q)
+    if (q != rank()) group_.transport().send(group_.world_rank(q), notice_tag, notice);
+}
+
+void Call::fail_after_timeout(int peer) {
+  Transport& tr = group_.transport();
+  const Tag notice_tag = collective_tag(group_.id(), seq_, kNoticeSlot);
+  const int n = size();
+  send_notices(peer);
+  // Collect the others' notices until the grace period ends.
+  std::vector<int> waits_for(n, -1);
+  std::vector<bool> lost(n, false);
+  const auto grace_end = Clock::now() + notice_grace(timeout_);
+  for (int q = 0; q < n; ++q) {
+    if (q == rank()) continue;
+    try {
+      auto left = std::max(std::chrono::duration_cast<milliseconds>(grace_end - Clock::now()), milliseconds(0));
+      waits_for[q] = static_cast<int>(tr.recv(group_.world_rank(q), notice_tag, left).item());
+    } catch (const PeerLost&) {
+      lost[q] = true;
+    }
+  }
+  // Follow "waits for" from the peer this rank waited on to the first lost rank.
+  int culprit = peer;
+  std::set<int> seen;
+  for (int cur = peer; seen.insert(cur).second;) {
+    if (lost[cur]) {
+      culprit = cur;
+      break;
+    }
+    if (waits_for[cur] < 0 || waits_for[cur] >= n) break;
+    cur = waits_for[cur];
+  }
+  std::vector<int> lost_world;
+  for (int q = 0; q < n; ++q)
+    if (lost[q]) lost_world.push_back(group_.world_rank(q));
+  const int world_culprit = group_.world_rank(culprit);
+  std::string msg = fmt::format(
+      "{}: rank {} did not take part within {} ms (this rank waited for rank {}; silent ranks: {})", where(),
+      world_culprit, timeout_.count(), group_.world_rank(peer), fmt::join(lost_world, ", "));
+  group_.mark_failed(world_culprit, msg);
+  throw PeerLost(world_culprit, msg, SF_WHERE);
+}
+
+}  // namespace sf::comm::detail
