@@ -50,10 +50,7 @@ Tensor all_gather(const Tensor& input, const AllGatherOptions& opts) {
 
 Work all_gather_async(const Tensor& input, const AllGatherOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  const uint32_t seq = opts.group.next_sequence();
-  AllGatherOptions o = opts;
-  o.group = opts.group.unowned();
-  return detail::submit(opts.group, [input, o, algo, seq] { return run(input, o, algo, seq); });
+  return detail::submit_collective(input, opts, algo, run);
 }
 
 }  // namespace sf::comm

@@ -107,10 +107,7 @@ Tensor all_reduce(const Tensor& input, const AllReduceOptions& opts) {
 
 Work all_reduce_async(const Tensor& input, const AllReduceOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  const uint32_t seq = opts.group.next_sequence();
-  AllReduceOptions o = opts;
-  o.group = opts.group.unowned();
-  return detail::submit(opts.group, [input, o, algo, seq] { return run(input, o, algo, seq); });
+  return detail::submit_collective(input, opts, algo, run);
 }
 
 }  // namespace sf::comm

@@ -96,10 +96,7 @@ Tensor all_to_all(const Tensor& input, const AllToAllOptions& opts) {
 
 Work all_to_all_async(const Tensor& input, const AllToAllOptions& opts) {
   const Plan plan = validate(input, opts);
-  const uint32_t seq = opts.group.next_sequence();
-  AllToAllOptions o = opts;
-  o.group = opts.group.unowned();
-  return detail::submit(opts.group, [input, o, plan, seq] { return run(input, o, plan, seq); });
+  return detail::submit_collective(input, opts, plan, run);
 }
 
 }  // namespace sf::comm

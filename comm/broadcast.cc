@@ -66,10 +66,7 @@ Tensor broadcast(const Tensor& input, const BroadcastOptions& opts) {
 
 Work broadcast_async(const Tensor& input, const BroadcastOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  const uint32_t seq = opts.group.next_sequence();
-  BroadcastOptions o = opts;
-  o.group = opts.group.unowned();
-  return detail::submit(opts.group, [input, o, algo, seq] { return run(input, o, algo, seq); });
+  return detail::submit_collective(input, opts, algo, run);
 }
 
 }  // namespace sf::comm

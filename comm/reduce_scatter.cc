@@ -56,10 +56,7 @@ Tensor reduce_scatter(const Tensor& input, const ReduceScatterOptions& opts) {
 
 Work reduce_scatter_async(const Tensor& input, const ReduceScatterOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  const uint32_t seq = opts.group.next_sequence();
-  ReduceScatterOptions o = opts;
-  o.group = opts.group.unowned();
-  return detail::submit(opts.group, [input, o, algo, seq] { return run(input, o, algo, seq); });
+  return detail::submit_collective(input, opts, algo, run);
 }
 
 }  // namespace sf::comm

@@ -29,4 +29,14 @@ Work submit(const Group& group, F run) {
   return Work(std::move(state));
 }
 
+// The async form of a collective validated into `plan`: takes the sequence number now, in
+// program order, and runs run(input, options with an unowned group, plan, seq) on the worker.
+template <class Options, class Plan, class Run>
+Work submit_collective(const Tensor& input, const Options& opts, Plan plan, Run run) {
+  const uint32_t seq = opts.group.next_sequence();
+  Options o = opts;
+  o.group = opts.group.unowned();
+  return submit(opts.group, [input, o, plan, seq, run] { return run(input, o, plan, seq); });
+}
+
 }  // namespace sf::comm::detail
