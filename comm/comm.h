@@ -8,6 +8,8 @@
 #include "comm/broadcast.h"
 #include "comm/group.h"
 #include "comm/inproc/transport.h"
+#include "comm/neighbor_exchange.h"
+#include "comm/neighbor_exchange_v2.h"
 #include "comm/reduce_scatter.h"
 #include "comm/send_recv.h"
 #include "comm/transport.h"

@@ -1,0 +1,405 @@
+#include "comm/mpi/fabric.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <list>
+
+#include "comm/buffer_pool.h"
+#include "comm/mpi/header.h"
+#include "core/error.h"
+
+namespace sf::comm::mpi {
+
+struct Fabric::Outgoing {
+  int dst;
+  MessageHeader header;
+  Tensor t;                    // data messages: held until the payload has left
+  std::vector<uint8_t> bytes;  // encoded header, alive while its send is in flight
+  std::vector<MPI_Request> reqs;
+};
+
+struct Fabric::Incoming {
+  MessageHeader header;
+  Tensor t;  // pooled buffer the payload lands in
+  std::vector<MPI_Request> reqs;
+};
+
+// Everything the communication thread owns; only that thread touches it.
+class Fabric::Engine {
+ public:
+  explicit Engine(Fabric& f) : f_(f) {}
+
+  // Initialises or attaches to MPI; false (with f_.start_error_ set) if MPI is unusable.
+  bool start();
+  // Works until shutdown has been requested and the linger is over.
+  void loop();
+  // Abandons what is still in flight, frees the communicator, finalises MPI if we own it.
+  void finish();
+
+ private:
+  void start_send(std::unique_ptr<Outgoing> o);
+  void send_close_notices();
+  bool poll_headers();
+  bool progress_sends();
+  bool progress_receives();
+  void post_pieces(void* data, size_t nbytes, int peer, bool send, std::vector<MPI_Request>& reqs);
+  bool quiet() const;  // every peer closed, nothing in flight
+
+  Fabric& f_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owns_mpi_ = false;
+  bool close_sent_ = false;
+  bool shutdown_seen_ = false;
+  int peers_closed_ = 0;
+  std::vector<char> peer_closed_;  // close notice probed (sends to it are dropped)
+  std::vector<char> peer_broken_;  // sent a malformed header: ignore it from then on
+  std::vector<std::deque<std::unique_ptr<Incoming>>> incoming_;  // per source, in arrival order
+  std::list<std::unique_ptr<Outgoing>> outgoing_;
+};
+
+bool Fabric::Engine::start() {
+  auto fail = [&](std::string why) {
+    std::lock_guard<std::mutex> lock(f_.mu_);
+    f_.start_error_ = std::move(why);
+    f_.started_ = true;
+    f_.wake_.notify_all();
+    return false;
+  };
+  int initialised = 0, finalised = 0, provided = 0;
+  MPI_Finalized(&finalised);
+  if (finalised) return fail("MPI has already been finalised in this process (MPI cannot be initialised twice)");
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    owns_mpi_ = true;
+    if (provided < MPI_THREAD_FUNNELED) {
+      MPI_Finalize();
+      return fail("MPI_Init_thread provided no MPI_THREAD_FUNNELED support");
+    }
+  } else {
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_SERIALIZED)
+      return fail("MPI was initialised with a thread level below MPI_THREAD_SERIALIZED; the mpi transport calls MPI "
+                  "from its own thread");
+  }
+  int* tag_ub = nullptr;
+  int has_ub = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_ub);
+  if (!has_ub || *tag_ub < kPayloadTag) {
+    if (owns_mpi_) MPI_Finalize();
+    return fail("MPI_TAG_UB is below the transport's two MPI tags");
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  peer_closed_.assign(size, 0);
+  peer_broken_.assign(size, 0);
+  incoming_.resize(size);
+  std::lock_guard<std::mutex> lock(f_.mu_);
+  f_.rank_ = rank;
+  f_.size_ = size;
+  for (int r = 0; r < size; ++r) f_.inboxes_.push_back(std::make_unique<Inbox>());
+  f_.started_ = true;
+  f_.wake_.notify_all();
+  return true;
+}
+
+void Fabric::Engine::loop() {
+  int idle = 0;
+  std::chrono::steady_clock::time_point linger_end{};
+  for (;;) {
+    std::deque<std::unique_ptr<Outgoing>> batch;
+    bool close_now = false;
+    {
+      std::lock_guard<std::mutex> lock(f_.mu_);
+      batch.swap(f_.outbox_);
+      close_now = f_.close_requested_ && !close_sent_;
+      if (f_.shutdown_ && !shutdown_seen_) {
+        shutdown_seen_ = true;
+        linger_end = std::chrono::steady_clock::now() + kLinger;
+      }
+    }
+    bool busy = !batch.empty() || close_now;
+    for (auto& o : batch) start_send(std::move(o));  // messages posted before close() go first
+    if (close_now) send_close_notices();
+    busy |= poll_headers();
+    busy |= progress_sends();
+    busy |= progress_receives();
+    if (shutdown_seen_ && (quiet() || std::chrono::steady_clock::now() >= linger_end)) return;
+    if (busy) {
+      idle = 0;
+    } else if (++idle < 64) {
+      std::this_thread::yield();
+    } else {  // back off: 20 us doubling to 1 ms, woken at once by new work
+      const auto pause = std::chrono::microseconds(std::min(1000, 20 << std::min(idle - 64, 6)));
+      std::unique_lock<std::mutex> lock(f_.mu_);
+      f_.wake_.wait_for(lock, pause, [&] {
+        return !f_.outbox_.empty() || (f_.close_requested_ && !close_sent_) || (f_.shutdown_ && !shutdown_seen_);
+      });
+    }
+  }
+}
+
+bool Fabric::Engine::quiet() const {
+  if (!outgoing_.empty() || peers_closed_ < f_.size_ - 1) return false;
+  return std::all_of(incoming_.begin(), incoming_.end(), [](const auto& q) { return q.empty(); });
+}
+
+void Fabric::Engine::post_pieces(void* data, size_t nbytes, int peer, bool send, std::vector<MPI_Request>& reqs) {
+  for (size_t off = 0; off < nbytes; off += kMaxPieceBytes) {
+    const int len = static_cast<int>(std::min(kMaxPieceBytes, nbytes - off));
+    MPI_Request req;
+    char* p = static_cast<char*>(data) + off;
+    if (send)
+      MPI_Isend(p, len, MPI_BYTE, peer, kPayloadTag, comm_, &req);
+    else
+      MPI_Irecv(p, len, MPI_BYTE, peer, kPayloadTag, comm_, &req);
+    reqs.push_back(req);
+  }
+}
+
+void Fabric::Engine::start_send(std::unique_ptr<Outgoing> o) {
+  // Data for a peer that has closed is dropped (the sender's reference given back). Close
+  // notices always go: the peer lingers until it has one from every rank.
+  if (o->header.kind == MessageKind::kData && peer_closed_[o->dst]) {
+    BufferPool::global().release(o->t);
+    return;
+  }
+  o->bytes = encode_header(o->header);
+  MPI_Request req;
+  MPI_Isend(o->bytes.data(), static_cast<int>(o->bytes.size()), MPI_BYTE, o->dst, kHeaderTag, comm_, &req);
+  o->reqs.push_back(req);
+  if (o->t.defined() && o->t.nbytes() > 0) post_pieces(const_cast<void*>(o->t.raw()), o->t.nbytes(), o->dst, true, o->reqs);
+  outgoing_.push_back(std::move(o));
+}
+
+void Fabric::Engine::send_close_notices() {
+  close_sent_ = true;
+  for (int peer = 0; peer < f_.size_; ++peer) {
+    if (peer == f_.rank_) continue;
+    auto o = std::make_unique<Outgoing>();
+    o->dst = peer;
+    o->header.kind = MessageKind::kClose;
+    start_send(std::move(o));
+  }
+}
+
+bool Fabric::Engine::poll_headers() {
+  bool any = false;
+  for (int k = 0; k < 64; ++k) {
+    int flag = 0, n = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kHeaderTag, comm_, &flag, &st);
+    if (!flag) break;
+    any = true;
+    const int src = st.MPI_SOURCE;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    std::vector<uint8_t> bytes(static_cast<size_t>(n));
+    MPI_Recv(bytes.data(), n, MPI_BYTE, src, kHeaderTag, comm_, MPI_STATUS_IGNORE);
+    if (peer_broken_[src]) continue;
+    auto in = std::make_unique<Incoming>();
+    try {
+      in->header = decode_header(bytes.data(), bytes.size());
+    } catch (const IoError& e) {  // its payloads can no longer be paired: treat the peer as lost
+      std::fprintf(stderr, "shardflow mpi: rank %d: dropping rank %d: %s\n", f_.rank_, src, e.what());
+      peer_broken_[src] = 1;
+      ++peers_closed_;
+      f_.mark_src_closed(src, fmt::format("sent a malformed header ({})", e.what()));
+      continue;
+    }
+    if (in->header.kind == MessageKind::kClose) {
+      peer_closed_[src] = 1;
+      ++peers_closed_;
+    } else {
+      in->t = BufferPool::global().acquire(in->header.dtype, in->header.numel()).view(in->header.shape);
+      post_pieces(in->t.raw(), in->header.payload_bytes(), src, false, in->reqs);
+    }
+    incoming_[src].push_back(std::move(in));
+  }
+  return any;
+}
+
+bool Fabric::Engine::progress_sends() {
+  bool any = false;
+  for (auto it = outgoing_.begin(); it != outgoing_.end();) {
+    int done = 0;
+    MPI_Testall(static_cast<int>((*it)->reqs.size()), (*it)->reqs.data(), &done, MPI_STATUSES_IGNORE);
+    if (!done) {
+      ++it;
+      continue;
+    }
+    BufferPool::global().release((*it)->t);  // the bytes have left
+    it = outgoing_.erase(it);
+    any = true;
+  }
+  return any;
+}
+
+bool Fabric::Engine::progress_receives() {
+  bool any = false;
+  for (int src = 0; src < f_.size_; ++src) {
+    auto& q = incoming_[src];
+    while (!q.empty()) {  // deliver in arrival order, so each (src, tag) queue stays FIFO
+      Incoming& in = *q.front();
+      int done = 1;
+      if (!in.reqs.empty()) MPI_Testall(static_cast<int>(in.reqs.size()), in.reqs.data(), &done, MPI_STATUSES_IGNORE);
+      if (!done) break;
+      if (in.header.kind == MessageKind::kClose)
+        f_.mark_src_closed(src, "closed its endpoint");
+      else
+        f_.deliver(src, in.header.tag, std::move(in.t));
+      q.pop_front();
+      any = true;
+    }
+  }
+  return any;
+}
+
+void Fabric::Engine::finish() {
+  std::vector<Tensor> abandoned;  // sends still in flight: their memory must outlive MPI
+  for (auto& q : incoming_)
+    for (auto& in : q)
+      for (MPI_Request& r : in->reqs)
+        if (r != MPI_REQUEST_NULL) {
+          MPI_Cancel(&r);
+          MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+  for (auto& o : outgoing_) {
+    for (MPI_Request& r : o->reqs)
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    abandoned.push_back(std::move(o->t));
+  }
+  if (!outgoing_.empty())
+    std::fprintf(stderr, "shardflow mpi: rank %d: %zu messages still unsent after %lld s at shutdown\n", f_.rank_,
+                 outgoing_.size(), static_cast<long long>(kLinger.count()));
+  MPI_Comm_free(&comm_);
+  if (owns_mpi_) MPI_Finalize();
+  for (auto& q : incoming_)
+    for (auto& in : q) BufferPool::global().release(in->t);
+  for (const Tensor& t : abandoned) BufferPool::global().release(t);
+}
+
+// ---- Fabric ----
+
+Fabric::Fabric() {
+  thread_ = std::thread([this] { run(); });
+  std::unique_lock<std::mutex> lock(mu_);
+  wake_.wait(lock, [&] { return started_; });
+  if (!start_error_.empty()) {
+    lock.unlock();
+    thread_.join();
+    SF_THROW(Error, "mpi: {}", start_error_);
+  }
+}
+
+Fabric::~Fabric() {
+  close();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutdown_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Fabric::run() {
+  Engine e(*this);
+  if (!e.start()) return;
+  e.loop();
+  e.finish();
+}
+
+void Fabric::post(int dst, Tag tag, const Tensor& t) {
+  if (!closed_.load()) {
+    auto o = std::make_unique<Outgoing>();
+    o->dst = dst;
+    o->header.tag = tag;
+    o->header.dtype = t.dtype();
+    o->header.shape = t.shape();
+    o->t = t;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!close_requested_) {
+      outbox_.push_back(std::move(o));
+      wake_.notify_all();
+      return;
+    }
+  }
+  BufferPool::global().release(t);  // dropped: give the sender's reference back
+}
+
+void Fabric::deliver(int src, Tag tag, Tensor t) {
+  Inbox& b = *inboxes_[src];
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    if (!closed_.load()) {
+      b.queues[tag].push_back(std::move(t));
+      b.cv.notify_all();
+      return;
+    }
+  }
+  BufferPool::global().release(t);  // this endpoint has closed: drop
+}
+
+void Fabric::mark_src_closed(int src, std::string why) {
+  Inbox& b = *inboxes_[src];
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    if (b.src_closed) return;
+    b.src_closed = true;
+    b.closed_why = std::move(why);
+  }
+  b.cv.notify_all();
+}
+
+Tensor Fabric::take(int src, Tag tag, std::chrono::milliseconds timeout) {
+  Inbox& b = *inboxes_[src];
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(b.mu);
+  auto ready = [&] {
+    auto it = b.queues.find(tag);
+    return (it != b.queues.end() && !it->second.empty()) || b.src_closed || closed_.load();
+  };
+  b.cv.wait_until(lock, deadline, ready);
+  if (closed_.load())
+    throw PeerLost(src, fmt::format("mpi: rank {} has closed its own endpoint; cannot receive tag {:#x} from rank {}",
+                                    rank_, tag, src),
+                   SF_WHERE);
+  auto it = b.queues.find(tag);
+  if (it != b.queues.end() && !it->second.empty()) {
+    Tensor t = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) b.queues.erase(it);
+    return t;
+  }
+  if (b.src_closed)
+    throw PeerLost(src, fmt::format("mpi: rank {} {}; rank {} waited for tag {:#x}", src, b.closed_why, rank_, tag),
+                   SF_WHERE);
+  throw PeerLost(src,
+                 fmt::format("mpi: no message from rank {} to rank {} with tag {:#x} within {} ms", src, rank_, tag,
+                             timeout.count()),
+                 SF_WHERE);
+}
+
+void Fabric::close() {
+  if (closed_.exchange(true)) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    close_requested_ = true;
+  }
+  wake_.notify_all();
+  for (auto& b : inboxes_) {  // wake receivers; drop what nobody will read now
+    std::unordered_map<Tag, std::deque<Tensor>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(b->mu);
+      dropped.swap(b->queues);
+    }
+    b->cv.notify_all();
+    for (auto& [tag, queue] : dropped)
+      for (const Tensor& t : queue) BufferPool::global().release(t);
+  }
+}
+
+}  // namespace sf::comm::mpi

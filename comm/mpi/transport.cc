@@ -1,0 +1,38 @@
+#include "comm/mpi/transport.h"
+
+#include <mutex>
+
+#include "core/error.h"
+
+namespace sf::comm::mpi {
+
+void MpiTransport::check_peer(int peer, const char* what) const {
+  SF_ENFORCE(peer >= 0 && peer < size(), InvalidArgument, "mpi {}: peer rank {} outside a world of {}", what, peer,
+             size());
+}
+
+void MpiTransport::send(int peer, Tag tag, const Tensor& t) {
+  check_peer(peer, "send");
+  fabric_->post(peer, tag, t);
+}
+
+Tensor MpiTransport::recv(int peer, Tag tag, std::chrono::milliseconds timeout) {
+  check_peer(peer, "recv");
+  return fabric_->take(peer, tag, timeout);
+}
+
+}  // namespace sf::comm::mpi
+
+namespace sf::comm {
+
+std::shared_ptr<Transport> make_mpi_world() {
+  static std::mutex mu;
+  static std::weak_ptr<mpi::MpiTransport> current;  // one endpoint per process
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto t = current.lock()) return t;
+  auto t = std::make_shared<mpi::MpiTransport>(std::make_unique<mpi::Fabric>());
+  current = t;
+  return t;
+}
+
+}  // namespace sf::comm

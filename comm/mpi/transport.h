@@ -1,0 +1,45 @@
+// MpiTransport: this process's endpoint in an Open MPI job — one rank per process, rank and
+// size from MPI_COMM_WORLD, so a program started with `mpirun -np N` gets an N-rank world.
+// Tensors are copied onto the wire (header + raw payload, comm/mpi/header.h); see the buffer
+// ownership contract in comm/transport.h for what that means for pooled buffers.
+//
+// make_mpi_world() is collective: every rank of the job must call it (it duplicates
+// MPI_COMM_WORLD). It returns the same endpoint for as long as one is alive; the first call
+// initialises MPI unless the program already did, and destroying the last handle finalises it
+// (comm/mpi/fabric.h), after which MPI cannot be used again in this process.
+//
+// Threading: as Transport. All MPI calls happen on the fabric's own thread.
+#pragma once
+
+#include <memory>
+
+#include "comm/mpi/fabric.h"
+#include "comm/transport.h"
+
+namespace sf::comm::mpi {
+
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(std::unique_ptr<Fabric> fabric) : fabric_(std::move(fabric)) {}
+
+  int rank() const override { return fabric_->rank(); }
+  int size() const override { return fabric_->size(); }
+  std::string_view name() const override { return "mpi"; }
+  void send(int peer, Tag tag, const Tensor& t) override;
+  Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
+  void close() override { fabric_->close(); }
+
+ private:
+  void check_peer(int peer, const char* what) const;
+
+  std::unique_ptr<Fabric> fabric_;
+};
+
+}  // namespace sf::comm::mpi
+
+namespace sf::comm {
+
+// This process's endpoint of the MPI job (see above). Throws Error if MPI cannot be used.
+std::shared_ptr<Transport> make_mpi_world();
+
+}  // namespace sf::comm
