@@ -12,6 +12,7 @@
 #include "comm/comm.h"
 #include "rank_threads.h"
 #include "reference.h"
+#include "refusal_fixture.h"
 #include "wrappers.h"
 
 namespace sf::comm {
@@ -111,25 +112,8 @@ TEST(NeighborExchange, AsyncFormReturnsTheReceivedList) {
   }
 }
 
-class NeighborExchangeValidation : public ::testing::Test {
+class NeighborExchangeValidation : public commtest::RefusalTest {
  protected:
-  void SetUp() override {
-    world_ = make_inproc_world(4);
-    counting_ = std::make_shared<commtest::CountingTransport>(world_[0]);
-    group_ = world_group(counting_);
-  }
-  // Runs f, expects InvalidArgument (or a subclass) containing every needle, and no message.
-  void expect_refused(const std::function<void()>& f, std::initializer_list<std::string> needles) {
-    try {
-      f();
-      ADD_FAILURE() << "not refused";
-    } catch (const InvalidArgument& e) {
-      for (const auto& s : needles) EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(counting_->sends.load(), 0);
-    EXPECT_EQ(counting_->recvs.load(), 0);
-    EXPECT_EQ(group_.next_sequence(), seq_++) << "a refused call must not take a sequence number";
-  }
   NeighborExchangeOptions good() const {
     return {.group = group_,
             .send_rank_ids = {1},
@@ -138,11 +122,6 @@ class NeighborExchangeValidation : public ::testing::Test {
             .send_shapes = {{2}},
             .timeout = 100ms};
   }
-
-  std::vector<std::shared_ptr<Transport>> world_;
-  std::shared_ptr<commtest::CountingTransport> counting_;
-  Group group_;
-  uint32_t seq_ = 0;
 };
 
 const Tensor kX = Tensor::full({2}, 1.0f);

@@ -13,6 +13,7 @@
 #include "comm/buffer_pool.h"
 #include "comm/comm.h"
 #include "rank_threads.h"
+#include "refusal_fixture.h"
 #include "wrappers.h"
 
 namespace sf::comm {
@@ -176,24 +177,8 @@ TEST(NeighborExchangeV2, AsyncForm) {
   }
 }
 
-class NeighborExchangeV2Validation : public ::testing::Test {
+class NeighborExchangeV2Validation : public commtest::RefusalTest {
  protected:
-  void SetUp() override {
-    world_ = make_inproc_world(4);
-    counting_ = std::make_shared<commtest::CountingTransport>(world_[0]);
-    group_ = world_group(counting_);
-  }
-  void expect_refused(const std::function<void()>& f, std::initializer_list<std::string> needles) {
-    try {
-      f();
-      ADD_FAILURE() << "not refused";
-    } catch (const InvalidArgument& e) {
-      for (const auto& s : needles) EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(counting_->sends.load(), 0);
-    EXPECT_EQ(counting_->recvs.load(), 0);
-    EXPECT_EQ(group_.next_sequence(), seq_++) << "a refused call must not take a sequence number";
-  }
   // Rank 0 of a 2x2 grid.
   NeighborExchangeV2Options good() const {
     const std::vector<int> ids = Grid{2, 2}.neighbours(0);
@@ -204,11 +189,6 @@ class NeighborExchangeV2Validation : public ::testing::Test {
             .recv_lens = {1, 1, 1, 1},
             .timeout = 100ms};
   }
-
-  std::vector<std::shared_ptr<Transport>> world_;
-  std::shared_ptr<commtest::CountingTransport> counting_;
-  Group group_;
-  uint32_t seq_ = 0;
 };
 
 const Tensor kTile = Tensor::full({kN, kC, kH, kW}, 1.0f);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "comm/comm.h"
+#include "refusal_fixture.h"
 #include "wrappers.h"
 
 namespace sf::comm {
@@ -13,31 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Validation : public ::testing::Test {
- protected:
-  void SetUp() override {
-    world_ = make_inproc_world(4);
-    counting_ = std::make_shared<commtest::CountingTransport>(world_[0]);
-    group_ = world_group(counting_);
-  }
-  // Runs f, expects InvalidArgument containing every needle, and no message at all.
-  void expect_refused(const std::function<void()>& f, std::initializer_list<std::string> needles) {
-    try {
-      f();
-      ADD_FAILURE() << "not refused";
-    } catch (const InvalidArgument& e) {
-      for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(counting_->sends.load(), 0);
-    EXPECT_EQ(counting_->recvs.load(), 0);
-    EXPECT_EQ(group_.next_sequence(), seq_++) << "a refused call must not take a sequence number";
-  }
-
-  std::vector<std::shared_ptr<Transport>> world_;
-  std::shared_ptr<commtest::CountingTransport> counting_;
-  Group group_;
-  uint32_t seq_ = 0;
-};
+using Validation = commtest::RefusalTest;
 
 const Tensor kX = Tensor::full({6, 2}, 1.0f);
 

@@ -12,6 +12,7 @@
 
 #include "comm/comm.h"
 #include "comm/mpi/transport.h"
+#include "mpi/mpi_test_main.h"
 
 namespace sf::comm {
 namespace {
@@ -67,27 +68,7 @@ int run_checks(const std::shared_ptr<Transport>& world) {
   return 0;
 }
 
-// Reports a failure before the endpoint is destroyed (which lingers for the peers to close).
-int run() {
-  auto world = make_mpi_world();
-  try {
-    return run_checks(world);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "mpi failure test FAILED on rank %d: %s\n", world->rank(), e.what());
-    std::fflush(stderr);
-    return 1;
-  }
-}
-
 }  // namespace
 }  // namespace sf::comm
 
-int main() {
-  try {
-    return sf::comm::run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "mpi failure test FAILED: %s\n", e.what());
-    std::fflush(stderr);
-    return 1;
-  }
-}
+int main() { return sf::commtest::run_mpi_test("mpi failure test", sf::comm::run_checks); }
