@@ -142,11 +142,8 @@ Runtime::~Runtime() {
   for (auto& a : impl_->actors)
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   // Wait here, not in the actor system's destructor: an actor may still be finishing the
-  // firing that delivered the caller's last result, and it uses state (StepState) that the
-  // Impl destroys before its actor system.
-  impl_->actors.clear();
-  impl_->tick_actors.clear();
-  impl_->fed_to.clear();
+  // firing that delivered the caller's last result, and it uses state (StepState, the actor
+  // table it acknowledges through) that the Impl destroys before its actor system.
   impl_->sys.await_all_actors_done();
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -115,7 +117,7 @@ TEST(Runtime, WritesAChromeTraceWithOneEventPerFiring) {
   Runtime rt(d.g, {d.out.id}, {.threads = 2, .registers = 2, .trace = true});
   rt.bind(d.w.id, random_tensor({5, 3}, 2));
   for (int i = 0; i < 3; ++i) rt.run({{d.x.id, random_tensor({4, 3}, 1)}});
-  std::string path = ::testing::TempDir() + "/runtime_trace.json";
+  std::string path = ::testing::TempDir() + "/runtime_trace_" + std::to_string(::getpid()) + ".json";
   rt.write_trace(path);
   std::ifstream f(path);
   auto j = nlohmann::json::parse(f);

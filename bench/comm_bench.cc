@@ -1,0 +1,330 @@
+// OSU-style benchmark of the comm layer's collectives, comparable with the Open MPI peer
+// (../shared/peers/mpi_allreduce_bench.c, figures in ../shared/research/peers.md section 1).
+//
+//   ./build/bench/sfbench_comm --transport inproc --ranks 2 --op allreduce --sizes 4K,64K,1M --budget 0.4
+//   mpirun -np 2 --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader
+//       ./build/bench/sfbench_comm --transport mpi --op allreduce --sizes 4K,64K,1M   (one line)
+//
+// inproc: --ranks virtual ranks as threads of this process over make_inproc_world(N); mpi: one
+// rank per process of the mpirun job over make_mpi_world().
+//
+// Timing (as osu_allreduce): per size, the input tensor is allocated and filled once; warm-up
+// calls (each followed by a barrier) size the first chunk of timed calls; every timed call is
+// timed alone and followed by an untimed barrier, and chunks follow until the slowest rank has
+// spent --budget seconds inside timed calls (at least --min-iters, at most --max-iters calls). A rank's figure is its mean time per call;
+// the reported time is the mean over ranks. The collectives return a fresh output tensor per
+// call (the API has no output argument), so that allocation is part of what is measured.
+//
+// Sizes follow nccl-tests, as the peer does: allreduce, reducescatter, alltoall = bytes of each
+// rank's input; allgather = bytes of the gathered output (each rank sends bytes/n); broadcast =
+// bytes broadcast from rank 0. Element counts are rounded down to a multiple of the rank count
+// (as in the peer). algbw = bytes / time; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n
+// (allgather, reducescatter, alltoall), 1 (broadcast). GB = 1e9 bytes.
+//
+// Correctness: inputs depend on (rank, index), and the result of the last timed call is checked
+// element by element against the known answer (all small integers, exact in f32); errors =
+// wrong elements summed over ranks.
+//
+// Output: rank 0 prints one HEADER line and one RESULT line per size (CSV) on stdout, nothing
+// else; errors go to stderr and the exit code is 1.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <fmt/format.h>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/mpi/transport.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using sf::Tensor;
+namespace comm = sf::comm;
+
+enum class Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll };
+
+struct Config {
+  std::string transport = "inproc";
+  int ranks = 2;
+  Op op = Op::kAllReduce;
+  std::vector<int64_t> sizes;
+  double budget = 0.4;
+  int warmup = 0;  // 0: 10 calls below 8 MiB, 3 from 8 MiB
+  int64_t min_iters = 5;
+  int64_t max_iters = 10000;
+};
+
+// One size's figures for one rank (rank 0 gets the combined ones).
+struct Row {
+  int64_t bytes = 0;
+  double us = 0;  // mean over ranks of each rank's mean time per call
+  int64_t iters = 0;
+  int64_t errors = 0;  // summed over ranks
+};
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::kAllReduce: return "allreduce";
+    case Op::kAllGather: return "allgather";
+    case Op::kReduceScatter: return "reducescatter";
+    case Op::kBroadcast: return "broadcast";
+    case Op::kAllToAll: return "alltoall";
+  }
+  return "?";
+}
+
+double bus_factor(Op op, int n) {
+  switch (op) {
+    case Op::kAllReduce: return 2.0 * (n - 1) / n;
+    case Op::kBroadcast: return 1.0;
+    default: return static_cast<double>(n - 1) / n;
+  }
+}
+
+// "4K", "64K", "1M", "16M", "1G" (binary units) or a plain byte count.
+int64_t parse_size(const std::string& s) {
+  size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &end);
+  } catch (const std::exception&) {
+    throw CLI::ValidationError("--sizes", "cannot read size '" + s + "'");
+  }
+  std::string unit = s.substr(end);
+  if (unit == "K" || unit == "k") v *= 1024.0;
+  else if (unit == "M" || unit == "m") v *= 1024.0 * 1024.0;
+  else if (unit == "G" || unit == "g") v *= 1024.0 * 1024.0 * 1024.0;
+  else if (!unit.empty()) throw CLI::ValidationError("--sizes", "unknown unit in size '" + s + "'");
+  if (v < 4) throw CLI::ValidationError("--sizes", "size '" + s + "' is below one f32 element");
+  return static_cast<int64_t>(v);
+}
+
+// Input element i of rank r: a small integer, so sums are exact in f32.
+float input_value(int r, int64_t i) { return static_cast<float>((r + 1) * 16 + i % 13); }
+
+// The tensors and call of one op at one size, as seen from group rank `me` of `n`.
+class Case {
+ public:
+  Case(Op op, int64_t count, const comm::Group& group) : op_(op), count_(count), group_(group) {
+    const int64_t in_count = op == Op::kAllGather ? count / group.size() : count;
+    input_ = Tensor({in_count});
+    float* p = input_.f32();
+    for (int64_t i = 0; i < in_count; ++i) p[i] = input_value(group.rank(), i);
+  }
+
+  // One collective; keeps its result for check().
+  void call() {
+    switch (op_) {
+      case Op::kAllReduce: out_ = comm::all_reduce(input_, {.group = group_}); break;
+      case Op::kAllGather: out_ = comm::all_gather(input_, {.group = group_}); break;
+      case Op::kReduceScatter: out_ = comm::reduce_scatter(input_, {.group = group_}); break;
+      case Op::kBroadcast: out_ = comm::broadcast(input_, {.group = group_, .root = 0}); break;
+      case Op::kAllToAll: out_ = comm::all_to_all(input_, {.group = group_, .split_count = group_.size()}); break;
+    }
+  }
+
+  // Wrong elements of the last result (a wrong element count counts every expected one).
+  int64_t check() const {
+    const int me = group_.rank(), n = group_.size();
+    const int64_t k = count_ / n;  // block length
+    const int64_t want_count = op_ == Op::kReduceScatter ? k : count_;
+    if (!out_.defined() || out_.numel() != want_count || out_.dtype() != sf::DType::kF32) return want_count;
+    const float* o = out_.f32();
+    const float base_sum = 16.0f * static_cast<float>(n * (n + 1) / 2);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < want_count; ++i) {
+      float want = 0;
+      switch (op_) {
+        case Op::kAllReduce: want = base_sum + static_cast<float>(n * (i % 13)); break;
+        case Op::kReduceScatter: want = base_sum + static_cast<float>(n * ((me * k + i) % 13)); break;
+        case Op::kAllGather: want = input_value(static_cast<int>(i / k), i % k); break;
+        case Op::kBroadcast: want = input_value(0, i); break;
+        case Op::kAllToAll: want = input_value(static_cast<int>(i / k), me * k + i % k); break;
+      }
+      bad += o[i] != want;
+    }
+    return bad;
+  }
+
+  void drop_output() { out_ = Tensor(); }
+
+ private:
+  Op op_;
+  int64_t count_;
+  comm::Group group_;
+  Tensor input_;
+  Tensor out_;
+};
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Runs every size on this rank; returns the rows (combined over ranks on group rank 0).
+std::vector<Row> run_rank(const Config& cfg, const comm::Group& group) {
+  const int n = group.size();
+  std::vector<Row> rows;
+  for (int64_t size : cfg.sizes) {
+    const int64_t count = size / 4 / n * n;
+    Row row{.bytes = count * 4};
+    if (count == 0) throw sf::InvalidArgument(fmt::format("size {} B holds fewer than {} f32 elements", size, n));
+    Case c(cfg.op, count, group);
+    comm::barrier({.group = group});
+
+    // Warm-up, timed as the measurement, to calibrate the iteration count.
+    const int warm = cfg.warmup > 0 ? cfg.warmup : (row.bytes >= (int64_t{8} << 20) ? 3 : 10);
+    double warm_s = 0;
+    for (int w = 0; w < warm; ++w) {
+      auto t0 = Clock::now();
+      c.call();
+      auto t1 = Clock::now();
+      if (w > 0 || warm == 1) warm_s += seconds(t1 - t0);  // the first call pays first touches
+      comm::barrier({.group = group});
+    }
+    // Measurement: each call timed alone, an untimed barrier after it. The first chunk of
+    // calls is sized from the slowest rank's warm-up time; after each chunk the ranks agree
+    // (untimed, on the slowest rank's total) whether the budget is spent, and size the next.
+    auto slowest = [&](double v) {
+      Tensor t = Tensor::full({1}, static_cast<float>(v));
+      return static_cast<double>(comm::all_reduce(t, {.group = group, .op = comm::ReduceOp::kMax}).f32()[0]);
+    };
+    const double per_call = std::max(slowest(warm_s / std::max(1, warm - 1)), 1e-7);
+    int64_t chunk = std::clamp(static_cast<int64_t>(cfg.budget / per_call), cfg.min_iters, cfg.max_iters);
+    double acc = 0;
+    for (;;) {
+      for (int64_t it = 0; it < chunk; ++it) {
+        auto t0 = Clock::now();
+        c.call();
+        auto t1 = Clock::now();
+        acc += seconds(t1 - t0);
+        comm::barrier({.group = group});
+      }
+      row.iters += chunk;
+      const double spent = slowest(acc);
+      if (spent >= cfg.budget || row.iters >= cfg.max_iters) break;
+      const double left = (cfg.budget - spent) / (spent / static_cast<double>(row.iters));
+      chunk = std::clamp(static_cast<int64_t>(left) + 1, int64_t{1}, cfg.max_iters - row.iters);
+    }
+    const double mean_us = acc / static_cast<double>(row.iters) * 1e6;
+    const int64_t bad = c.check();
+    c.drop_output();
+
+    // Combine over ranks (untimed): mean of the per-rank means, sum of the errors.
+    Tensor t = Tensor::full({1}, static_cast<float>(mean_us));
+    Tensor all = comm::all_gather(t, {.group = group});
+    Tensor e({1}, sf::DType::kI32);
+    e.i32()[0] = static_cast<int32_t>(std::min<int64_t>(bad, INT32_MAX / n));
+    row.errors = comm::all_reduce(e, {.group = group}).i32()[0];
+    double sum = 0;
+    for (int r = 0; r < n; ++r) sum += all.f32()[r];
+    row.us = sum / n;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print(const Config& cfg, int n, const std::vector<Row>& rows) {
+  std::string out = "HEADER,transport,ranks,op,bytes,us,algbw_GBs,busbw_GBs,iters,errors\n";
+  for (const Row& r : rows) {
+    const double algbw = static_cast<double>(r.bytes) / (r.us * 1e-6) / 1e9;
+    out += fmt::format("RESULT,{},{},{},{},{:.3f},{:.4f},{:.4f},{},{}\n", cfg.transport, n, op_name(cfg.op), r.bytes,
+                       r.us, algbw, algbw * bus_factor(cfg.op, n), r.iters, r.errors);
+  }
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+int run_inproc(const Config& cfg) {
+  auto world = comm::make_inproc_world(cfg.ranks);
+  std::vector<std::exception_ptr> errors(cfg.ranks);
+  std::vector<Row> rows;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < cfg.ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        auto got = run_rank(cfg, comm::world_group(world[r]));
+        if (r == 0) rows = std::move(got);
+      } catch (...) {
+        errors[r] = std::current_exception();
+        world[r]->close();  // peers fail fast with PeerLost instead of waiting for the timeout
+      }
+    });
+  for (auto& t : threads) t.join();
+  int rc = 0;
+  for (int r = 0; r < cfg.ranks; ++r)
+    if (errors[r]) {
+      try {
+        std::rethrow_exception(errors[r]);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "sfbench_comm: rank %d: %s\n", r, e.what());
+      }
+      rc = 1;
+    }
+  if (rc == 0) print(cfg, cfg.ranks, rows);
+  return rc;
+}
+
+int run_mpi(const Config& cfg, bool ranks_given) {
+  auto world = comm::make_mpi_world();
+  const int me = world->rank(), n = world->size();
+  try {
+    if (ranks_given && cfg.ranks != n)
+      throw sf::InvalidArgument(fmt::format("--ranks {} but the mpirun job has {} ranks", cfg.ranks, n));
+    auto rows = run_rank(cfg, comm::world_group(world));
+    if (me == 0) print(cfg, n, rows);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sfbench_comm: rank %d: %s\n", me, e.what());
+    world->close();
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config cfg;
+  std::string sizes = "4K,64K,1M,16M,64M";
+  std::string op = "allreduce";
+  CLI::App app{"shardflow comm collective benchmark (OSU-style)"};
+  app.add_option("--transport", cfg.transport, "inproc (threads) or mpi (under mpirun)")
+      ->check(CLI::IsMember({"inproc", "mpi"}));
+  app.add_option("--ranks", cfg.ranks, "virtual ranks for inproc (mpi: must match mpirun -np if given)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--op", op)->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}));
+  app.add_option("--sizes", sizes, "comma-separated byte sizes, K/M/G = KiB/MiB/GiB");
+  app.add_option("--budget", cfg.budget, "seconds of timed calls per size (approximately)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", cfg.warmup, "warm-up calls per size (0: 10 below 8 MiB, else 3)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--min-iters", cfg.min_iters)->check(CLI::PositiveNumber);
+  app.add_option("--max-iters", cfg.max_iters)->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (Op o : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll})
+      if (op_name(o) == op) cfg.op = o;
+    size_t pos = 0;
+    while (pos <= sizes.size()) {
+      size_t comma = sizes.find(',', pos);
+      if (comma == std::string::npos) comma = sizes.size();
+      if (comma > pos) cfg.sizes.push_back(parse_size(sizes.substr(pos, comma - pos)));
+      pos = comma + 1;
+    }
+    if (cfg.sizes.empty()) throw CLI::ValidationError("--sizes", "no size given");
+    cfg.max_iters = std::max(cfg.max_iters, cfg.min_iters);
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  }
+  try {
+    return cfg.transport == "mpi" ? run_mpi(cfg, app.count("--ranks") > 0) : run_inproc(cfg);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sfbench_comm: %s\n", e.what());
+    return 1;
+  }
+}
