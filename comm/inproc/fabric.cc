@@ -16,7 +16,7 @@ void Fabric::post(int src, int dst, Tag tag, const Tensor& t) {
   {
     std::lock_guard<std::mutex> lock(b.mu);
     if (!b.dst_closed) {
-      b.queues[tag].push_back(t);
+      b.queues.push(tag, t);
       b.cv.notify_all();
       return;
     }
@@ -29,17 +29,10 @@ Tensor Fabric::take(int src, int dst, Tag tag, std::chrono::milliseconds timeout
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock<std::mutex> lock(b.mu);
   auto ready = [&] {
-    auto it = b.queues.find(tag);
-    return (it != b.queues.end() && !it->second.empty()) || b.src_closed;
+    return b.queues.has(tag) || b.src_closed;
   };
   b.cv.wait_until(lock, deadline, ready);
-  auto it = b.queues.find(tag);
-  if (it != b.queues.end() && !it->second.empty()) {
-    Tensor t = std::move(it->second.front());
-    it->second.pop_front();
-    if (it->second.empty()) b.queues.erase(it);
-    return t;
-  }
+  if (auto t = b.queues.pop(tag)) return std::move(*t);
   if (b.src_closed)
     throw PeerLost(src, fmt::format("inproc: rank {} closed its endpoint; rank {} waited for tag {:#x}", src, dst, tag),
                    SF_WHERE);
@@ -58,14 +51,13 @@ void Fabric::close(int rank) {
     }
     out.cv.notify_all();
     Mailbox& in = box(peer, rank);
-    std::unordered_map<Tag, std::deque<Tensor>> dropped;
+    detail::TagQueues dropped;
     {
       std::lock_guard<std::mutex> lock(in.mu);
       in.dst_closed = true;
-      dropped.swap(in.queues);
+      dropped = in.queues.take_all();
     }
-    for (auto& [tag, queue] : dropped)
-      for (const Tensor& t : queue) BufferPool::global().release(t);
+    dropped.release_all();
   }
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "comm/detail/tag_queues.h"
 #include "comm/transport.h"
 #include "core/tensor.h"
 
@@ -40,7 +41,7 @@ class Fabric {
   struct Mailbox {
     std::mutex mu;
     std::condition_variable cv;
-    std::unordered_map<Tag, std::deque<Tensor>> queues;
+    detail::TagQueues queues;
     bool src_closed = false;
     bool dst_closed = false;
   };

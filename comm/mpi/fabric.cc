@@ -335,7 +335,7 @@ void Fabric::deliver(int src, Tag tag, Tensor t) {
   {
     std::lock_guard<std::mutex> lock(b.mu);
     if (!closed_.load()) {
-      b.queues[tag].push_back(std::move(t));
+      b.queues.push(tag, std::move(t));
       b.cv.notify_all();
       return;
     }
@@ -359,21 +359,14 @@ Tensor Fabric::take(int src, Tag tag, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock<std::mutex> lock(b.mu);
   auto ready = [&] {
-    auto it = b.queues.find(tag);
-    return (it != b.queues.end() && !it->second.empty()) || b.src_closed || closed_.load();
+    return b.queues.has(tag) || b.src_closed || closed_.load();
   };
   b.cv.wait_until(lock, deadline, ready);
   if (closed_.load())
     throw PeerLost(src, fmt::format("mpi: rank {} has closed its own endpoint; cannot receive tag {:#x} from rank {}",
                                     rank_, tag, src),
                    SF_WHERE);
-  auto it = b.queues.find(tag);
-  if (it != b.queues.end() && !it->second.empty()) {
-    Tensor t = std::move(it->second.front());
-    it->second.pop_front();
-    if (it->second.empty()) b.queues.erase(it);
-    return t;
-  }
+  if (auto t = b.queues.pop(tag)) return std::move(*t);
   if (b.src_closed)
     throw PeerLost(src, fmt::format("mpi: rank {} {}; rank {} waited for tag {:#x}", src, b.closed_why, rank_, tag),
                    SF_WHERE);
@@ -391,14 +384,13 @@ void Fabric::close() {
   }
   wake_.notify_all();
   for (auto& b : inboxes_) {  // wake receivers; drop what nobody will read now
-    std::unordered_map<Tag, std::deque<Tensor>> dropped;
+    detail::TagQueues dropped;
     {
       std::lock_guard<std::mutex> lock(b->mu);
-      dropped.swap(b->queues);
+      dropped = b->queues.take_all();
     }
     b->cv.notify_all();
-    for (auto& [tag, queue] : dropped)
-      for (const Tensor& t : queue) BufferPool::global().release(t);
+    dropped.release_all();
   }
 }
 

@@ -38,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "comm/detail/tag_queues.h"
 #include "comm/transport.h"
 #include "core/tensor.h"
 
@@ -72,7 +73,7 @@ class Fabric {
   struct Inbox {
     std::mutex mu;
     std::condition_variable cv;
-    std::unordered_map<Tag, std::deque<Tensor>> queues;
+    detail::TagQueues queues;
     bool src_closed = false;
     std::string closed_why;
   };
