@@ -32,9 +32,8 @@ Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm, uint32_t s
     return out;
   }
   // Block j of the output is rank j's input: elements [j*m, (j+1)*m).
-  std::vector<detail::Range> blocks;
-  for (int j = 0; j < n; ++j) blocks.push_back({j * m, (j + 1) * m});
-  for (int64_t k = 0; k < std::max<int64_t>(1, (m + seg - 1) / seg); ++k) {
+  const std::vector<detail::Range> blocks = detail::block_ranges(n * m, n);
+  for (int64_t k = 0; k < detail::segment_count(n * m, n, seg); ++k) {
     detail::Range mine = detail::segment_of({0, m}, seg, k);
     detail::ring_all_gather_segment(call, detail::pooled_copy(input, mine.begin, mine.size()), out, blocks, seg, k);
   }

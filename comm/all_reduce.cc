@@ -26,8 +26,7 @@ Algorithm validate(const Tensor& input, const AllReduceOptions& o) {
 Tensor ring(Call& call, const Tensor& in, ReduceOp op) {
   const int n = call.size();
   const int64_t count = in.numel(), seg = detail::segment_elems(in.dtype());
-  std::vector<detail::Range> blocks;
-  for (int j = 0; j < n; ++j) blocks.push_back(detail::block_range(count, n, j));
+  const std::vector<detail::Range> blocks = detail::block_ranges(count, n);
   Tensor out(in.shape(), in.dtype());
   // Segment by segment: reduce-scatter leaves block r's segment reduced on rank r, the
   // all-gather then passes each reduced segment around the ring.

@@ -37,9 +37,8 @@ Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm, uint32
     detail::copy_elems(out, 0, input, 0, m);
     return out;
   }
-  std::vector<detail::Range> blocks;
-  for (int j = 0; j < n; ++j) blocks.push_back({j * m, (j + 1) * m});
-  for (int64_t k = 0; k < std::max<int64_t>(1, (m + seg - 1) / seg); ++k) {
+  const std::vector<detail::Range> blocks = detail::block_ranges(n * m, n);
+  for (int64_t k = 0; k < detail::segment_count(n * m, n, seg); ++k) {
     Tensor mine = detail::ring_reduce_scatter_segment(call, o.op, input, blocks, seg, k);
     detail::copy_elems(out, detail::segment_of(blocks[r], seg, k).begin - blocks[r].begin, mine, 0, mine.numel());
     BufferPool::global().release(mine);

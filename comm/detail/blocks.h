@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -24,6 +25,13 @@ inline Range block_range(int64_t count, int n, int j) {
   const int64_t base = count / n, extra = count % n;
   const int64_t begin = j * base + (j < extra ? j : extra);
   return {begin, begin + base + (j < extra ? 1 : 0)};
+}
+
+// All n blocks of `count` elements, as block_range gives them.
+inline std::vector<Range> block_ranges(int64_t count, int n) {
+  std::vector<Range> out;
+  for (int j = 0; j < n; ++j) out.push_back(block_range(count, n, j));
+  return out;
 }
 
 // Segment k (of `seg` elements) of range r, clipped to r; empty past its end.
