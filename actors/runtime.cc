@@ -81,11 +81,11 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
   im.shared.bound.resize(g.size());
   im.shared.results.resize(im.fetches.size());
   im.shared.result_regs.resize(im.fetches.size());
-  im.shared.fetch_slots.resize(g.size());
+  std::vector<std::vector<int>> fetch_slots(g.size());  // per node id: the fetch indices it delivers
   for (size_t f = 0; f < im.fetches.size(); ++f) {
     const Node& n = g.node(im.fetches[f]);
     SF_ENFORCE(!n.def->is_source(), InvalidArgument, "runtime: cannot fetch source node {}", node_label(n));
-    im.shared.fetch_slots[n.id].push_back(static_cast<int>(f));
+    fetch_slots[n.id].push_back(static_cast<int>(f));
   }
   im.fed_to.resize(g.size());
   im.fed.resize(g.size());
@@ -109,7 +109,7 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     spec.registers = opts.registers;
     spec.shared = &im.shared;
     spec.actors = &im.actors;
-    spec.fetch_indices = im.shared.fetch_slots[n.id];
+    spec.fetch_indices = fetch_slots[n.id];
     for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
       const Node& in = g.node(n.inputs[k]);
       spec.queue_of_slot.push_back(in.op == "Parameter" ? -1 : spec.queues++);

@@ -19,7 +19,6 @@ struct StepState {
   std::vector<Tensor> bound;                 // per node id: Parameter value
   std::vector<Tensor> results;               // per fetch index
   std::vector<int> result_regs;              // per fetch index: register holding it
-  std::vector<std::vector<int>> fetch_slots; // per node id: fetch indices it delivers
   std::atomic<int> remaining{0};             // fetches still to come in this step
   std::atomic<int> busy{0};                  // 1 while the caller waits
   std::function<void()> on_step_done;        // set while a run_steps() loop drives the steps

@@ -19,12 +19,6 @@ void TraceRecorder::reset(std::vector<std::string> names, std::vector<std::strin
 
 uint64_t TraceRecorder::this_thread() { return std::hash<std::thread::id>{}(std::this_thread::get_id()); }
 
-size_t TraceRecorder::event_count() const {
-  size_t n = 0;
-  for (const auto& l : lanes_) n += l.size();
-  return n;
-}
-
 void TraceRecorder::write(const std::string& path) const {
   int64_t t0 = INT64_MAX;
   for (const auto& l : lanes_)

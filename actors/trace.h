@@ -33,7 +33,6 @@ class TraceRecorder {
   }
   static uint64_t this_thread();
 
-  size_t event_count() const;
   // Writes the Chrome trace JSON; throws IoError if the file cannot be written.
   void write(const std::string& path) const;
 

@@ -5,7 +5,6 @@
 namespace sf {
 
 void set_blas_threads(int n);
-int blas_threads();
 // OpenBLAS's build description, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64".
 const char* blas_config();
 
