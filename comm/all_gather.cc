@@ -21,7 +21,7 @@ Algorithm validate(const Tensor& input, const AllGatherOptions& o) {
 }
 
 Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm, uint32_t seq) {
-  detail::Call call(kOp, o.group, seq, o.timeout);
+  detail::Call call(detail::Signature::of(kOp, input), o.group, seq, o.timeout);
   const int n = call.size();
   Shape shape = input.shape();
   shape[0] *= n;

@@ -92,7 +92,7 @@ Tensor recursive_doubling(Call& call, const Tensor& in, ReduceOp op) {
 }
 
 Tensor run(const Tensor& input, const AllReduceOptions& o, Algorithm algo, uint32_t seq) {
-  Call call(kOp, o.group, seq, o.timeout);
+  Call call(detail::Signature::of(kOp, input).with("op", static_cast<int>(o.op)), o.group, seq, o.timeout);
   if (call.size() == 1 || input.numel() == 0) return input.clone();
   return algo == Algorithm::kRing ? ring(call, input, o.op) : recursive_doubling(call, input, o.op);
 }

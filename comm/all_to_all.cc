@@ -59,7 +59,11 @@ void unpack(Tensor& out, const Tensor& buf, const Shape& blk, int cd, int n, int
 }
 
 Tensor run(const Tensor& input, const AllToAllOptions& o, const Plan& p, uint32_t seq) {
-  detail::Call call(kOp, o.group, seq, o.timeout);
+  detail::Call call(detail::Signature::of(kOp, input)
+                        .with("split_count", o.split_count)
+                        .with("split_dim", o.split_dim)
+                        .with("concat_dim", o.concat_dim),
+                    o.group, seq, o.timeout);
   const int n = call.size(), r = call.rank();
   Shape blk = input.shape();
   blk[p.split_dim] /= n;

@@ -23,7 +23,7 @@ Algorithm validate(const Tensor& input, const BroadcastOptions& o) {
 }
 
 Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm, uint32_t seq) {
-  detail::Call call(kOp, o.group, seq, o.timeout);
+  detail::Call call(detail::Signature::of(kOp, input).with("root", o.root), o.group, seq, o.timeout);
   const int n = call.size();
   if (n == 1 || input.numel() == 0) return input.clone();
   BufferPool& pool = BufferPool::global();

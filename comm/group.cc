@@ -18,6 +18,7 @@ struct Group::State {
   mutable std::mutex mu;  // guards failure and worker
   mutable std::optional<PeerLost> failure;
   mutable std::unique_ptr<Worker> worker;
+  mutable FlightRecorder recorder;
   ~State() { worker.reset(); }  // drain queued collectives while the rest is alive
 };
 
@@ -71,6 +72,8 @@ Worker& Group::worker() const {
   if (!state().worker) state().worker = std::make_unique<Worker>();
   return *state().worker;
 }
+
+FlightRecorder& Group::flight_recorder() const { return state().recorder; }
 
 Group Group::unowned() const {
   state();

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/flight_recorder.h"
 #include "comm/transport.h"
 #include "comm/worker.h"
 
@@ -64,6 +65,8 @@ class Group {
   void throw_if_failed(std::string_view op) const;
   // This endpoint's in-order async worker (started on first use).
   Worker& worker() const;
+  // The last collectives of this group on this rank (comm/flight_recorder.h).
+  FlightRecorder& flight_recorder() const;
   // A handle that does not keep the group alive, for tasks queued on the group's own worker.
   Group unowned() const;
 

@@ -115,7 +115,7 @@ Plan validate(const Tensor& input, const NeighborExchangeV2Options& o) {
 }
 
 Tensor run(const Tensor& input, const NeighborExchangeV2Options& o, const Plan& p, uint32_t seq) {
-  detail::Call call(kOp, o.group, seq, o.timeout);
+  detail::Call call(detail::Signature::of(kOp, input, /*shape_must_match=*/false), o.group, seq, o.timeout);
   const Shape& s = input.shape();
   const int64_t planes = s[0] * s[1], h = s[2], w = s[3];
   const int64_t out_h = p.out_shape[2], out_w = p.out_shape[3];

@@ -27,7 +27,7 @@ Algorithm validate(const Tensor& input, const ReduceScatterOptions& o) {
 }
 
 Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm, uint32_t seq) {
-  detail::Call call(kOp, o.group, seq, o.timeout);
+  detail::Call call(detail::Signature::of(kOp, input).with("op", static_cast<int>(o.op)), o.group, seq, o.timeout);
   const int n = call.size(), r = call.rank();
   Shape shape = input.shape();
   shape[0] /= n;

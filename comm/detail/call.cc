@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <fmt/ranges.h>
 
+#include <cstdio>
+#include <exception>
 #include <set>
 
+#include "comm/buffer_pool.h"
+#include "comm/debug.h"
 #include "core/error.h"
 
 namespace sf::comm::detail {
@@ -30,9 +34,48 @@ void check_input(std::string_view op, const Tensor& input) {
   SF_ENFORCE(input.defined(), InvalidArgument, "{}: the input tensor is undefined", op);
 }
 
-Call::Call(std::string_view op, const Group& group, uint32_t seq, milliseconds timeout)
-    : op_(op), group_(group), seq_(seq), timeout_(timeout), deadline_(Clock::now() + timeout) {
-  group_.throw_if_failed(where());
+Call::Call(Signature sig, const Group& group, uint32_t seq, milliseconds timeout)
+    : op_(sig.op), group_(group), seq_(seq), timeout_(timeout), deadline_(Clock::now() + timeout) {
+  group_.flight_recorder().begin(seq_, sig.describe());
+  try {
+    group_.throw_if_failed(where());
+    if (debug_checks() && size() > 1) check_signature(sig);
+  } catch (const std::exception& e) {
+    group_.flight_recorder().end(seq_, FlightRecord::State::kFailed, e.what());
+    throw;
+  }
+  uncaught_ = std::uncaught_exceptions();
+}
+
+Call::~Call() {
+  if (std::uncaught_exceptions() > uncaught_)
+    group_.flight_recorder().end(seq_, FlightRecord::State::kFailed, error_.empty() ? "error" : error_);
+  else
+    group_.flight_recorder().end(seq_, FlightRecord::State::kDone);
+}
+
+void Call::check_signature(const Signature& mine) {
+  const Tensor wire = mine.encode();  // read-only: one tensor serves every member
+  for (int q = 0; q < size(); ++q)
+    if (q != rank()) send(q, wire, kSignatureSlot);
+  std::vector<Signature> all(size());
+  all[rank()] = mine;
+  bool agree = true;
+  for (int q = 0; q < size(); ++q) {
+    if (q == rank()) continue;
+    Tensor got = recv(q, kSignatureSlot);
+    try {
+      all[q] = Signature::decode(got);
+    } catch (const InvalidArgument& e) {
+      BufferPool::global().release(got);
+      SF_THROW(InvalidArgument, "{}: rank {} sent a malformed signature: {}", where(), group_.world_rank(q), e.what());
+    }
+    BufferPool::global().release(got);
+    agree = agree && all[q].matches(mine);
+  }
+  // Every rank has the same list, so every rank throws the same message.
+  SF_ENFORCE(agree, InvalidArgument, "{} (group '{}', seq {}): ranks disagree on the call: {}", op_, group_.name(), seq_,
+             describe_mismatch(all, group_.world_ranks()));
 }
 
 std::string Call::where() const {
@@ -57,6 +100,7 @@ Tensor Call::recv(int peer, uint8_t slot) {
     send_notices(peer);
     std::string msg = fmt::format("{}: lost rank {}: {}", where(), world_peer, e.what());
     group_.mark_failed(world_peer, msg);
+    error_ = msg;
     throw PeerLost(world_peer, msg, SF_WHERE);
   }
 }
@@ -106,6 +150,13 @@ void Call::fail_after_timeout(int peer) {
       "{}: rank {} did not take part within {} ms (this rank waited for rank {}; silent ranks: {})", where(),
       world_culprit, timeout_.count(), group_.world_rank(peer), fmt::join(lost_world, ", "));
   group_.mark_failed(world_culprit, msg);
+  error_ = msg;
+  group_.flight_recorder().end(seq_, FlightRecord::State::kFailed, msg);
+  std::fprintf(stderr, "%s",
+               group_.flight_recorder()
+                   .dump(fmt::format("shardflow comm: rank {}: {} timed out; flight recorder of group '{}'",
+                                     group_.transport().rank(), op_, group_.name()))
+                   .c_str());
   throw PeerLost(world_culprit, msg, SF_WHERE);
 }
 

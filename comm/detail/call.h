@@ -14,6 +14,11 @@
 // (Waking those ranks early needs an abort message the transport can deliver to a blocked
 // receive: left for the zmq/mpi backends' failure detector.)
 //
+// Debug mode (comm/debug.h): the constructor first exchanges the call's Signature with every
+// other member and throws InvalidArgument, identical on every rank and naming which rank
+// called what, if they differ. Every call is kept in the group's flight recorder
+// (comm/flight_recorder.h), which a rank writes to stderr when one of its calls times out.
+//
 // Threading: a Call is used by the one thread running the collective.
 #pragma once
 
@@ -22,18 +27,26 @@
 #include <string>
 #include <string_view>
 
+#include "comm/detail/signature.h"
 #include "comm/group.h"
 #include "core/tensor.h"
 
 namespace sf::comm::detail {
 
-// Slot reserved for failure notices.
+// Slots reserved for failure notices and debug-mode signatures.
 inline constexpr uint8_t kNoticeSlot = 255;
+inline constexpr uint8_t kSignatureSlot = 254;
 
 class Call {
  public:
-  // Throws the group's earlier failure, if any.
-  Call(std::string_view op, const Group& group, uint32_t seq, std::chrono::milliseconds timeout);
+  // Throws the group's earlier failure, if any, and in debug mode a signature mismatch.
+  Call(Signature sig, const Group& group, uint32_t seq, std::chrono::milliseconds timeout);
+  // A call whose signature is its name alone.
+  Call(std::string_view op, const Group& group, uint32_t seq, std::chrono::milliseconds timeout)
+      : Call(Signature::bare(op), group, seq, timeout) {}
+  ~Call();
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
 
   int rank() const { return group_.rank(); }
   int size() const { return group_.size(); }
@@ -47,6 +60,7 @@ class Call {
   Tensor recv(int peer, uint8_t slot = 0);
 
  private:
+  void check_signature(const Signature& mine);
   [[noreturn]] void fail_after_timeout(int peer);
   // Tells every other member that this rank is stuck waiting for group rank `peer`.
   void send_notices(int peer);
@@ -56,6 +70,8 @@ class Call {
   uint32_t seq_;
   std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point deadline_;
+  int uncaught_ = 0;   // std::uncaught_exceptions() at construction
+  std::string error_;  // the failure this call threw, for the flight recorder
 };
 
 // Grace period for collecting failure notices after a timeout: timeout/2, at most 5 s.

@@ -1,0 +1,52 @@
+// FlightRecorder: the last N collectives one rank ran on one group — sequence number, what was
+// called (comm/detail/signature.h), when it started and ended, and how it ended. When a
+// collective times out the rank writes this record to stderr, so a hung or diverged job
+// leaves behind, per rank, what every rank was doing (as PyTorch's NCCL flight recorder does).
+//
+// Capacity: SF_COMM_FLIGHT_RECORDS (default 64; 0 turns recording off).
+//
+// Threading: every member function is thread-safe (a group's collectives may run on the
+// caller's thread and on the group's async worker).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sf::comm {
+
+struct FlightRecord {
+  enum class State { kRunning, kDone, kFailed };
+  uint32_t seq = 0;
+  std::string call;  // "AllReduce f32(1000) op=0"
+  std::chrono::steady_clock::time_point start, end;
+  State state = State::kRunning;
+  std::string error;  // first line of the failure, when failed
+};
+
+std::string_view state_name(FlightRecord::State s);
+
+class FlightRecorder {
+ public:
+  // Capacity from SF_COMM_FLIGHT_RECORDS.
+  FlightRecorder();
+  explicit FlightRecorder(size_t capacity) : capacity_(capacity) {}
+
+  void begin(uint32_t seq, std::string call);
+  // Updates the record of `seq` if it is still kept.
+  void end(uint32_t seq, FlightRecord::State state, std::string error = {});
+  // Oldest first.
+  std::vector<FlightRecord> records() const;
+  // One header line, then a line per record: "  seq 3 AllReduce f32(1000) op=0: running for 2.013 s".
+  std::string dump(std::string_view header) const;
+
+ private:
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::deque<FlightRecord> records_;
+};
+
+}  // namespace sf::comm
