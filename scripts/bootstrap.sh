@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config ninja-build
-  libcaf-dev libzmq3-dev cppzmq-dev libmsgpack-cxx-dev
+  libcaf-dev libzmq3-dev libsodium-dev cppzmq-dev libmsgpack-cxx-dev
   libopenblas-dev libopenmpi-dev openmpi-bin
   zlib1g-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
