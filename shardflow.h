@@ -2,6 +2,8 @@
 #pragma once
 
 #include "actors/runtime.h"
+#include "comm/bootstrap/init.h"
+#include "comm/comm.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/serialize.h"

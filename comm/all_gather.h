@@ -18,9 +18,9 @@
 namespace sf::comm {
 
 struct AllGatherOptions {
-  Group group;
+  Group group = default_group();
   Algorithm algorithm = Algorithm::kAuto;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 Tensor all_gather(const Tensor& input, const AllGatherOptions& opts);

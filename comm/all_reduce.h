@@ -22,10 +22,10 @@
 namespace sf::comm {
 
 struct AllReduceOptions {
-  Group group;
+  Group group = default_group();
   ReduceOp op = ReduceOp::kSum;
   Algorithm algorithm = Algorithm::kAuto;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 // Throws InvalidArgument (bad options, before any message) or PeerLost (a rank stalled).

@@ -19,12 +19,12 @@
 namespace sf::comm {
 
 struct AllToAllOptions {
-  Group group;
+  Group group = default_group();
   int split_count = 0;  // must equal the group size
   int split_dim = 0;
   int concat_dim = 0;
   Algorithm algorithm = Algorithm::kAuto;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 Tensor all_to_all(const Tensor& input, const AllToAllOptions& opts);

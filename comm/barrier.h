@@ -15,9 +15,9 @@
 namespace sf::comm {
 
 struct BarrierOptions {
-  Group group;
+  Group group = default_group();
   Algorithm algorithm = Algorithm::kAuto;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 void barrier(const BarrierOptions& opts);

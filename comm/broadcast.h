@@ -19,10 +19,10 @@
 namespace sf::comm {
 
 struct BroadcastOptions {
-  Group group;
+  Group group = default_group();
   int root = 0;  // group rank
   Algorithm algorithm = Algorithm::kAuto;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 Tensor broadcast(const Tensor& input, const BroadcastOptions& opts);

@@ -10,6 +10,7 @@
 #include "comm/inproc/transport.h"
 #include "comm/neighbor_exchange.h"
 #include "comm/neighbor_exchange_v2.h"
+#include "comm/rank_context.h"
 #include "comm/reduce_scatter.h"
 #include "comm/send_recv.h"
 #include "comm/transport.h"

@@ -80,6 +80,11 @@ class Group {
   std::shared_ptr<State> state_;
 };
 
+// The calling rank's world group (comm/rank_context.h) if there is one, else an undefined
+// Group: the default of every collective's `group` option, so `all_reduce(x, {})` runs on the
+// world as in MindSpore.
+Group default_group();
+
 // The group of every rank of `transport`'s world, group rank == world rank.
 Group world_group(std::shared_ptr<Transport> transport);
 

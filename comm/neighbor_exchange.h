@@ -43,13 +43,13 @@
 namespace sf::comm {
 
 struct NeighborExchangeOptions {
-  Group group;
+  Group group = default_group();
   std::vector<int> send_rank_ids;  // group ranks, one per input
   std::vector<int> recv_rank_ids;  // group ranks, one per output
   std::vector<Shape> recv_shapes;  // one per recv_rank_ids entry
   std::vector<Shape> send_shapes;  // one per send_rank_ids entry; must equal the inputs' shapes
   DType recv_type = DType::kF32;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 // The handle of neighbor_exchange_async: a Work whose result is a list of tensors.

@@ -57,13 +57,13 @@
 namespace sf::comm {
 
 struct NeighborExchangeV2Options {
-  Group group;
+  Group group = default_group();
   std::vector<int> send_rank_ids;    // 8 group ranks or -1, by direction
   std::vector<int64_t> send_lens;    // [top, bottom, left, right]
   std::vector<int> recv_rank_ids;    // 8 group ranks or -1, by direction
   std::vector<int64_t> recv_lens;    // [top, bottom, left, right]
   std::string data_format = "NCHW";  // the only layout supported, as in MindSpore
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 Tensor neighbor_exchange_v2(const Tensor& input, const NeighborExchangeV2Options& opts);

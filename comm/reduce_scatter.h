@@ -18,10 +18,10 @@
 namespace sf::comm {
 
 struct ReduceScatterOptions {
-  Group group;
+  Group group = default_group();
   ReduceOp op = ReduceOp::kSum;
   Algorithm algorithm = Algorithm::kAuto;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 Tensor reduce_scatter(const Tensor& input, const ReduceScatterOptions& opts);

@@ -22,18 +22,18 @@
 namespace sf::comm {
 
 struct SendOptions {
-  Group group;
+  Group group = default_group();
   int dest = 0;        // group rank
   int64_t sr_tag = 0;  // in [0, 2^32)
 };
 
 struct ReceiveOptions {
-  Group group;
+  Group group = default_group();
   int src = 0;  // group rank
   int64_t sr_tag = 0;
   Shape shape;
   DType dtype = DType::kF32;
-  std::chrono::milliseconds timeout = kDefaultTimeout;
+  std::chrono::milliseconds timeout = default_timeout();
 };
 
 void send(const Tensor& input, const SendOptions& opts);

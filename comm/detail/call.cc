@@ -21,7 +21,10 @@ std::chrono::milliseconds notice_grace(milliseconds timeout) {
 }
 
 void check_group(std::string_view op, const Group& group) {
-  SF_ENFORCE(group.defined(), InvalidArgument, "{}: options.group is not set (use world_group or create_group)", op);
+  SF_ENFORCE(group.defined(), InvalidArgument,
+             "{}: options.group is not set and no rank is bound to this thread (call sf::comm::init, or pass a "
+             "group from world_group or create_group)",
+             op);
 }
 
 void check_common(std::string_view op, const Group& group, milliseconds timeout) {
