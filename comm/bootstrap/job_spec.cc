@@ -165,9 +165,7 @@ JobSpec resolve_job(const std::vector<std::string>& args, const EnvReader& env) 
   } else if (s.backend == "mpi") {
     SF_ENFORCE(s.source == JobSpec::Source::kMpirun || s.source == JobSpec::Source::kSingle, InvalidArgument,
                "backend mpi needs a job started by mpirun; this one comes from {}", source_name(s.source));
-  } else {  // zmq
-    SF_ENFORCE(s.source != JobSpec::Source::kDevices, InvalidArgument,
-               "backend zmq connects processes; --devices runs virtual ranks in one process (use inproc)");
+  } else if (s.source != JobSpec::Source::kDevices) {  // zmq between processes
     if (auto r = get(env, "SF_RENDEZVOUS")) {
       s.rendezvous = *r;
     } else if (auto addr = get(env, "MASTER_ADDR")) {

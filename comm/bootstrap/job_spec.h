@@ -10,8 +10,9 @@
 //                        PyTorch;
 //   none of these        one rank.
 // The backend is inproc for --devices and a single rank, mpi under mpirun, zmq under sfrun and
-// Slurm; `--backend` or SF_BACKEND overrides it where the environment allows (zmq needs a
-// rendezvous and a job secret; mpi needs mpirun).
+// Slurm; `--backend` or SF_BACKEND overrides it where the environment allows (zmq between
+// processes needs a rendezvous and a job secret; mpi needs mpirun; `--devices N --backend zmq`
+// runs the N virtual ranks over real sockets).
 //
 // Every inconsistency is refused here with InvalidArgument naming the argument or variable.
 //

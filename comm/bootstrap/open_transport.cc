@@ -2,6 +2,7 @@
 
 #include "comm/inproc/transport.h"
 #include "comm/mpi/transport.h"
+#include "comm/zmq/transport.h"
 #include "core/error.h"
 
 namespace sf::comm {
@@ -14,6 +15,15 @@ std::vector<std::shared_ptr<Transport>> open_transports(const JobSpec& spec) {
                "mpi: MPI says rank {} of {}, the environment said rank {} of {}", t->rank(), t->size(), spec.rank,
                spec.size);
     return {t};
+  }
+  if (spec.backend == "zmq") {
+    if (spec.source == JobSpec::Source::kDevices || spec.size == 1) return make_zmq_world(spec.size);
+    ZmqJoin join;
+    join.rank = spec.rank;
+    join.size = spec.size;
+    join.rendezvous = spec.rendezvous;
+    join.options.secret = spec.secret;
+    return {make_zmq_world(join)};
   }
   SF_THROW(InvalidArgument, "backend '{}' is not available in this build", spec.backend);
 }

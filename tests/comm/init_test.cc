@@ -53,6 +53,13 @@ TEST_F(Init, EachVirtualRankSeesItsOwnRankAndTheWorld) {
   for (float s : sums) EXPECT_EQ(s, 10.0f);
 }
 
+TEST_F(Init, DevicesCanTalkOverRealSockets) {
+  init_devices(3, {"--backend", "zmq"});
+  std::vector<float> sums(3);
+  run_ranks([&] { sums[get_rank()] = all_reduce(Tensor::full({1}, 1.0f + get_rank()), {}).item(); });
+  EXPECT_EQ(sums, (std::vector<float>{6, 6, 6}));
+}
+
 TEST_F(Init, GroupsAreCreatedUsedAndDestroyedByName) {
   init_devices(4);
   std::vector<float> got(4);

@@ -87,6 +87,7 @@ TEST(JobSpec, BackendCanBeChosenWhereTheLaunchAllowsIt) {
                 .backend,
             "zmq");
   EXPECT_EQ(resolve_job({}, env_of({{"SF_BACKEND", "mpi"}})).backend, "mpi");
+  EXPECT_EQ(resolve_job({"--devices", "3", "--backend", "zmq"}, env_of({})).backend, "zmq");  // real sockets
 }
 
 TEST(JobSpec, TimeoutAndDebugFlags) {

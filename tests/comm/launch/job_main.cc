@@ -1,6 +1,9 @@
-// init() under mpirun: the rank, size and local rank come from Open MPI's environment, the
-// backend is mpi, collectives default to the world group, and named groups work. Run by ctest
-// as `mpirun -np 3`; exits non-zero naming the rank and check on the first failure.
+// init() in one process of a real multi-process job: `job_main SOURCE BACKEND RANK_VAR SIZE_VAR
+// LOCAL_VAR` checks that the job comes from SOURCE (mpirun, sfrun, Slurm) over BACKEND, that
+// get_rank(), get_group_size() and get_local_rank() equal the launcher's variables, that
+// collectives default to the world group and that named groups work. Run by ctest under
+// `mpirun -np 3` and by run_env_job.sh with sfrun's and Slurm's variables; exits non-zero
+// naming the rank and check on the first failure.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -27,12 +30,13 @@ int main(int argc, char** argv) {
   int rank = -1;
   try {
     init(argc, argv);
+    check(argc == 6, "usage: job_main SOURCE BACKEND RANK_VAR SIZE_VAR LOCAL_VAR");
     rank = get_rank();
-    check(job().source == JobSpec::Source::kMpirun, "the job does not come from mpirun");
-    check(job().backend == "mpi", "backend is " + job().backend + ", not mpi");
-    check(rank == env_int("OMPI_COMM_WORLD_RANK"), "get_rank() differs from OMPI_COMM_WORLD_RANK");
-    check(get_group_size() == env_int("OMPI_COMM_WORLD_SIZE"), "get_group_size() differs from OMPI_COMM_WORLD_SIZE");
-    check(get_local_rank() == env_int("OMPI_COMM_WORLD_LOCAL_RANK"), "get_local_rank() differs");
+    check(source_name(job().source) == argv[1], "the job comes from " + std::string(source_name(job().source)));
+    check(job().backend == argv[2], "backend is " + job().backend);
+    check(rank == env_int(argv[3]), std::string("get_rank() differs from ") + argv[3]);
+    check(get_group_size() == env_int(argv[4]), std::string("get_group_size() differs from ") + argv[4]);
+    check(get_local_rank() == env_int(argv[5]), std::string("get_local_rank() differs from ") + argv[5]);
     const int n = get_group_size();
     run_ranks([&] {
       const float sum = all_reduce(sf::Tensor::full({1000}, static_cast<float>(rank)), {}).data<float>()[999];
@@ -50,10 +54,10 @@ int main(int argc, char** argv) {
       barrier({});
     });
     release();
-    std::printf("mpi_init: rank %d ok\n", rank);
+    std::printf("job_main: rank %d ok\n", rank);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mpi_init FAILED on rank %d: %s\n", rank, e.what());
+    std::fprintf(stderr, "job_main FAILED on rank %d: %s\n", rank, e.what());
     return 1;
   }
 }
