@@ -88,7 +88,25 @@ void check_lens(const NeighborExchangeV2Options& o, const char* list, const std:
 
 struct Plan {
   Shape out_shape;
+  // recv_lens where the side has a neighbour, 0 where it has none (MindSpore grows the output
+  // only on sides with a neighbour).
+  std::vector<int64_t> lens;
 };
+
+// The recv_rank_ids entry of the neighbour on side `len` (top, bottom, left, right).
+constexpr std::array<int, 4> kSideDir = {0, 4, 6, 2};
+
+// A corner halo exists exactly when both sides next to it do (MindSpore's rule): the corner
+// data is what the diagonal neighbour sends, and it lands between the two side halos.
+void check_corner(const NeighborExchangeV2Options& o, int side1, int corner, int side2) {
+  const auto& r = o.recv_rank_ids;
+  const bool sides = r[side1] >= 0 && r[side2] >= 0;
+  SF_ENFORCE(sides == (r[corner] >= 0), InvalidArgument,
+             "{} (group '{}'): recv_rank_ids[{}] ({}) = {} but recv_rank_ids[{}] ({}) = {} and recv_rank_ids[{}] ({}) = "
+             "{}; a corner has a neighbour exactly when both sides next to it have one",
+             kOp, o.group.name(), corner, kDirNames[corner], r[corner], side1, kDirNames[side1], r[side1], side2,
+             kDirNames[side2], r[side2]);
+}
 
 Plan validate(const Tensor& input, const NeighborExchangeV2Options& o) {
   detail::check_common(kOp, o.group, o.timeout);
@@ -109,9 +127,14 @@ Plan validate(const Tensor& input, const NeighborExchangeV2Options& o) {
                "the shape",
                kOp, g, i, kLenNames[i], o.send_lens[i], dim == 2 ? "H" : "W", input.dim(dim), input.describe());
   }
+  check_corner(o, 0, 1, 2);
+  check_corner(o, 2, 3, 4);
+  check_corner(o, 4, 5, 6);
+  check_corner(o, 6, 7, 0);
   const Shape& s = input.shape();
-  const auto& l = o.recv_lens;
-  return Plan{{s[0], s[1], l[kTop] + s[2] + l[kBottom], l[kLeft] + s[3] + l[kRight]}};
+  std::vector<int64_t> l(4);
+  for (int i = 0; i < 4; ++i) l[i] = o.recv_rank_ids[kSideDir[i]] >= 0 ? o.recv_lens[i] : 0;
+  return Plan{{s[0], s[1], l[kTop] + s[2] + l[kBottom], l[kLeft] + s[3] + l[kRight]}, l};
 }
 
 Tensor run(const Tensor& input, const NeighborExchangeV2Options& o, const Plan& p, uint32_t seq) {
@@ -119,7 +142,7 @@ Tensor run(const Tensor& input, const NeighborExchangeV2Options& o, const Plan& 
   const Shape& s = input.shape();
   const int64_t planes = s[0] * s[1], h = s[2], w = s[3];
   const int64_t out_h = p.out_shape[2], out_w = p.out_shape[3];
-  Tensor out(p.out_shape, input.dtype());  // zero: halos without a neighbour stay zero
+  Tensor out(p.out_shape, input.dtype());
   // Round 1: pack the slice for each direction that has a neighbour and queue it under the
   // direction's slot. Sends never block, so round 2 cannot wait on this rank's own sends.
   for (int d = 0; d < kDirs; ++d) {
@@ -130,12 +153,12 @@ Tensor run(const Tensor& input, const NeighborExchangeV2Options& o, const Plan& 
     call.send(o.send_rank_ids[d], msg, static_cast<uint8_t>(d));
   }
   // Round 2: the centre is the input itself.
-  copy_rect(out, out_h, out_w, {o.recv_lens[kTop], h, o.recv_lens[kLeft], w}, input, h, w, {0, h, 0, w}, planes);
+  copy_rect(out, out_h, out_w, {p.lens[kTop], h, p.lens[kLeft], w}, input, h, w, {0, h, 0, w}, planes);
   // Round 3: each halo arrives under the opposite direction's slot (our top neighbour sent it
   // as its bottom); check its shape against our recv_lens and place it.
   for (int d = 0; d < kDirs; ++d) {
     if (o.recv_rank_ids[d] < 0) continue;
-    const Rect to = recv_rect(d, h, w, o.recv_lens);
+    const Rect to = recv_rect(d, h, w, p.lens);
     const std::string what = fmt::format("recv_rank_ids[{}] ({})", d, kDirNames[d]);
     Tensor got = detail::recv_shaped(call, o.group, o.recv_rank_ids[d], static_cast<uint8_t>(opposite(d)),
                                      {s[0], s[1], to.rows, to.cols}, input.dtype(), what);

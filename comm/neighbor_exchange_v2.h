@@ -13,13 +13,12 @@
 //    send_lens[2] columns, right the last send_lens[3] columns (all W columns, resp. all H
 //    rows); a corner gets the corner block, e.g. top_right the first send_lens[0] rows of the
 //    last send_lens[3] columns.
-//  * The output is (N, C, recv_lens[0] + H + recv_lens[1], recv_lens[2] + W + recv_lens[3]):
-//    the input in the centre, and around it the halos received from the neighbours in the same
-//    layout (the top halo is recv_lens[0] x W, the top_right corner recv_lens[0] x
-//    recv_lens[3], ...). Halos whose recv_rank_ids entry is -1 stay zero, so the edge tiles of
-//    a grid come out zero-padded and every tile has the same output shape. (MindSpore grows
-//    the output only on sides that have a neighbour; with recv_lens 0 on those sides, as its
-//    examples use, the two agree.)
+//  * The output is (N, C, t + H + b, l + W + r) where t, b, l, r are recv_lens[0..3] on the
+//    sides that have a neighbour (recv_rank_ids of top, bottom, left, right not -1) and 0 on
+//    the others — MindSpore's shape rule, so edge tiles of a grid come out smaller. The input
+//    sits in the centre, and around it the halos received from the neighbours in the same
+//    layout (the top halo is t x W, the top_right corner t x r, ...). A corner has a
+//    neighbour exactly when both sides next to it have one (checked, as MindSpore does).
 //  * Consistency between neighbours (a rank's recv_lens[0] equals its top neighbour's
 //    send_lens[1], and so on) is checked when each halo arrives: a halo of another shape is a
 //    ShapeError naming the sender and both shapes.
@@ -33,7 +32,9 @@
 //
 // Checks before any message: data_format "NCHW", a 4-D input, 8 rank ids per list, each -1 or
 // a group rank other than this one, 4 lens per list, none negative, send_lens[0..1] <= H and
-// send_lens[2..3] <= W.
+// send_lens[2..3] <= W, the corner rule above. (MindSpore also refuses a rank listed in two
+// directions; that is allowed here — a periodic grid two tiles wide needs it — since
+// messages are paired by direction.)
 //
 // Algorithm: the (up to) 8 halos are packed into pooled buffers and queued first (sends never
 // block), then the 8 receives are taken. A message goes under a slot naming the direction it

@@ -67,9 +67,20 @@ Tensor tile_of(const Grid& g, int r, DType dtype) {
   return f;
 }
 
+// recv_lens on the sides of rank r that have a neighbour, 0 on the others (MindSpore's shape).
+Lens effective(const Grid& g, int r, const Lens& recv) {
+  const auto ids = g.neighbours(r);
+  const int side_dir[4] = {0, 4, 6, 2};  // top, bottom, left, right
+  Lens e = recv;
+  for (int i = 0; i < 4; ++i)
+    if (ids[side_dir[i]] < 0) e[i] = 0;
+  return e;
+}
+
 // The expected output of rank r: the window of the global tensor around its tile, recv_lens
-// wide on each side, zero outside the global tensor (where there is no neighbour).
-std::vector<float> window_of(const Grid& g, int r, const Lens& recv) {
+// wide on each side that has a neighbour.
+std::vector<float> window_of(const Grid& g, int r, const Lens& recv_lens) {
+  const Lens recv = effective(g, r, recv_lens);
   const int64_t oh = recv[0] + kH + recv[1], ow = recv[2] + kW + recv[3], gw = g.q * kW;
   std::vector<float> out;
   for (int64_t n = 0; n < kN; ++n)
@@ -105,7 +116,8 @@ void expect_windows(const Grid& g, const Lens& send, DType dtype) {
                                                          .timeout = 5s});
   });
   for (int r = 0; r < n; ++r) {
-    ASSERT_EQ(out[r].shape(), (Shape{kN, kC, recv[0] + kH + recv[1], recv[2] + kW + recv[3]})) << "rank " << r;
+    const Lens e = effective(g, r, recv);
+    ASSERT_EQ(out[r].shape(), (Shape{kN, kC, e[0] + kH + e[1], e[2] + kW + e[3]})) << "rank " << r;
     EXPECT_EQ(out[r].dtype(), dtype);
     EXPECT_EQ(out[r].to_vector(), window_of(g, r, recv)) << "rank " << r << " of " << g.p << "x" << g.q;
   }
@@ -232,6 +244,17 @@ TEST_F(NeighborExchangeV2Validation, RankIds) {
   o = good();
   o.send_rank_ids[4] = 0;
   expect_refused([&] { neighbor_exchange_v2(kTile, o); }, {"send_rank_ids[4] (bottom) = 0 is this rank itself"});
+}
+
+TEST_F(NeighborExchangeV2Validation, CornerNeedsBothSidesAsInMindSpore) {
+  auto o = good();  // rank 0 of 2x2: right 1, bottom_right 3, bottom 2
+  o.recv_rank_ids[3] = -1;
+  expect_refused([&] { neighbor_exchange_v2(kTile, o); },
+                 {"recv_rank_ids[3] (bottom_right) = -1 but recv_rank_ids[2] (right) = 1 and recv_rank_ids[4] (bottom) "
+                  "= 2; a corner has a neighbour exactly when both sides next to it have one"});
+  o = good();
+  o.recv_rank_ids[1] = 3;  // top_right, with no top neighbour
+  expect_refused([&] { neighbor_exchange_v2(kTile, o); }, {"recv_rank_ids[1] (top_right) = 3 but recv_rank_ids[0] (top) = -1"});
 }
 
 TEST_F(NeighborExchangeV2Validation, InputAndFormat) {
