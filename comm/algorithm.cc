@@ -1,5 +1,7 @@
 #include "comm/algorithm.h"
 
+#include "comm/native_collectives.h"
+#include "comm/transport.h"
 #include "core/error.h"
 
 namespace sf::comm {
@@ -12,6 +14,8 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::kBinomialTree: return "binomial_tree";
     case Algorithm::kPairwise: return "pairwise";
     case Algorithm::kDissemination: return "dissemination";
+    case Algorithm::kNative: return "native";
+    case Algorithm::kByReference: return "by_reference";
   }
   return "invalid";
 }
@@ -28,7 +32,20 @@ std::string_view collective_name(Collective c) {
   return "invalid";
 }
 
-Algorithm choose_algorithm(Collective c, int64_t nbytes, int /*group_size*/) {
+TransportCaps transport_caps(Transport& transport, Collective c, int64_t count) {
+  NativeCollectives* native = transport.native_collectives();
+  return {.by_reference = transport.passes_by_reference(),
+          .native = c != Collective::kBarrier && native != nullptr && native->supports(c, count)};
+}
+
+namespace {
+// The five data collectives, which have native and by-reference forms; Barrier has neither.
+bool moves_data(Collective c) { return c != Collective::kBarrier; }
+}  // namespace
+
+Algorithm choose_algorithm(Collective c, int64_t nbytes, int /*group_size*/, TransportCaps caps) {
+  if (moves_data(c) && caps.native) return Algorithm::kNative;
+  if (moves_data(c) && caps.by_reference) return Algorithm::kByReference;
   switch (c) {
     case Collective::kAllReduce: return nbytes <= kSmallAllReduceBytes ? Algorithm::kRecursiveDoubling : Algorithm::kRing;
     case Collective::kAllGather:
@@ -40,8 +57,15 @@ Algorithm choose_algorithm(Collective c, int64_t nbytes, int /*group_size*/) {
   return Algorithm::kAuto;
 }
 
-Algorithm resolve_algorithm(Collective c, Algorithm requested, int64_t nbytes, int group_size) {
-  if (requested == Algorithm::kAuto) return choose_algorithm(c, nbytes, group_size);
+Algorithm resolve_algorithm(Collective c, Algorithm requested, int64_t nbytes, int group_size, TransportCaps caps) {
+  if (requested == Algorithm::kAuto) return choose_algorithm(c, nbytes, group_size, caps);
+  SF_ENFORCE(requested != Algorithm::kNative || !moves_data(c) || caps.native, InvalidArgument,
+             "{}: algorithm 'native' needs a transport with its own collectives for this call (mpi)",
+             collective_name(c));
+  SF_ENFORCE(requested != Algorithm::kByReference || !moves_data(c) || caps.by_reference, InvalidArgument,
+             "{}: algorithm 'by_reference' needs a transport that passes tensors by reference (inproc)",
+             collective_name(c));
+  if (moves_data(c) && (requested == Algorithm::kNative || requested == Algorithm::kByReference)) return requested;
   bool ok = false;
   switch (c) {
     case Collective::kAllReduce: ok = requested == Algorithm::kRing || requested == Algorithm::kRecursiveDoubling; break;

@@ -2,10 +2,21 @@
 //
 // Every rank of a group must run the same algorithm for a call, or their messages would not
 // match; and the algorithm fixes the reduction order, so it also fixes the f32 result. Hence
-// the choice depends only on values all ranks share — the collective, the element count and
-// the group size — and lives in choose_algorithm() alone. A caller may force one with the
-// options' `algorithm` field; it is checked for validity with the collective before any
-// message moves.
+// the choice depends only on values all ranks share — the collective, the element count, the
+// group size and what the group's transport offers (TransportCaps: the same on every rank of
+// a world, comm/transport.h) — and lives in choose_algorithm() alone. A caller may force one
+// with the options' `algorithm` field; it is checked for validity with the collective and the
+// transport before any message moves.
+//
+// Why the table picks what it picks (figures in docs/benchmarks.md):
+//  * mpi: MPI's own non-blocking collectives (kNative) for every collective the backend
+//    supports, at every size; the send/recv algorithms over the one MPI thread copy every
+//    message twice more and lose at every size.
+//  * inproc: kByReference — tensors travel by reference, so each rank reads its peers' inputs
+//    in place (and, for AllReduce, writes its reduced block straight into every output): one
+//    pass over the data instead of n-1 pooled copies, and two rounds of messages.
+//  * anything else (zmq, wrapped transports): recursive doubling for small AllReduce, the
+//    segmented ring above; binomial Broadcast, ring AllGather/ReduceScatter, pairwise AlltoAll.
 //
 // Threading: pure functions.
 #pragma once
@@ -22,6 +33,8 @@ enum class Algorithm : uint8_t {
   kBinomialTree,       // Broadcast
   kPairwise,           // AlltoAll
   kDissemination,      // Barrier
+  kNative,             // the transport's own collective (MPI's), comm/native_collectives.h
+  kByReference,        // ranks in one address space read (and write) each other's tensors in place
 };
 
 enum class Collective : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kBarrier };
@@ -36,11 +49,22 @@ constexpr int64_t kSmallAllReduceBytes = 64 << 10;
 // buffers stay small, pooled and in cache, and neighbours pipeline segment by segment.
 constexpr int64_t kSegmentBytes = 128 << 10;
 
-// The table: the algorithm every rank runs for (collective, payload bytes, group size).
-Algorithm choose_algorithm(Collective c, int64_t nbytes, int group_size);
+// What a group's transport offers for one call; equal on every rank of the group.
+struct TransportCaps {
+  bool by_reference = false;  // Transport::passes_by_reference()
+  bool native = false;        // its NativeCollectives support this collective at this count
+};
+
+class Transport;
+// The caps of `transport` for collective `c` moving `count` elements (the larger buffer's).
+TransportCaps transport_caps(Transport& transport, Collective c, int64_t count);
+
+// The table: the algorithm every rank runs for (collective, payload bytes, group size, caps).
+Algorithm choose_algorithm(Collective c, int64_t nbytes, int group_size, TransportCaps caps = {});
 
 // Resolves `requested` (kAuto -> the table) and throws InvalidArgument naming the collective
-// if the algorithm does not implement it.
-Algorithm resolve_algorithm(Collective c, Algorithm requested, int64_t nbytes, int group_size);
+// if the algorithm does not implement it or the transport cannot run it.
+Algorithm resolve_algorithm(Collective c, Algorithm requested, int64_t nbytes, int group_size,
+                            TransportCaps caps = {});
 
 }  // namespace sf::comm

@@ -2,7 +2,9 @@
 
 #include "comm/detail/async.h"
 #include "comm/detail/blocks.h"
+#include "comm/detail/by_reference.h"
 #include "comm/detail/call.h"
+#include "comm/detail/native.h"
 #include "comm/detail/ring.h"
 
 namespace sf::comm {
@@ -17,18 +19,42 @@ Algorithm validate(const Tensor& input, const AllGatherOptions& o) {
   SF_ENFORCE(input.rank() >= 1, InvalidArgument,
              "{} (group '{}'): input {} is a scalar; AllGather concatenates along dim 0", kOp, o.group.name(),
              input.describe());
-  return resolve_algorithm(Collective::kAllGather, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size());
+  return resolve_algorithm(Collective::kAllGather, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size(),
+                           transport_caps(o.group.transport(), Collective::kAllGather, input.numel() * o.group.size()));
 }
 
-Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm, uint32_t seq) {
-  detail::Call call(detail::Signature::of(kOp, input), o.group, seq, o.timeout);
-  const int n = call.size();
+detail::Signature signature(const Tensor& input) { return detail::Signature::of(kOp, input); }
+
+Tensor make_output(const Tensor& input, int n) {
   Shape shape = input.shape();
   shape[0] *= n;
-  Tensor out(shape, input.dtype());
+  return Tensor(shape, input.dtype());
+}
+
+// kByReference: each rank copies every peer's input, where it lies, into its own output;
+// the closing handshake keeps each input alive until everyone has copied it.
+void by_reference(detail::Call& call, const Tensor& input, Tensor& out) {
+  const int64_t m = input.numel();
+  detail::send_to_all(call, input, 0);
+  std::vector<Tensor> ins = detail::recv_from_all(call, input, 0);
+  for (int q = 0; q < call.size(); ++q) detail::copy_elems(out, q * m, ins[q], 0, m);
+  ins.clear();
+  const std::vector<int> peers = detail::others(call);
+  detail::signal_done(call, peers, 1);
+  detail::wait_done(call, peers, 1);
+}
+
+Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm algo, uint32_t seq) {
+  detail::Call call(signature(input), o.group, seq, o.timeout);
+  const int n = call.size();
+  Tensor out = make_output(input, n);
   const int64_t m = input.numel(), seg = detail::segment_elems(input.dtype());
   if (n == 1 || m == 0) {
     detail::copy_elems(out, 0, input, 0, m);
+    return out;
+  }
+  if (algo == Algorithm::kByReference) {
+    by_reference(call, input, out);
     return out;
   }
   // Block j of the output is rank j's input: elements [j*m, (j+1)*m).
@@ -40,16 +66,25 @@ Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm, uint32_t s
   return out;
 }
 
+bool trivial(const Tensor& input, const AllGatherOptions& o) { return o.group.size() == 1 || input.numel() == 0; }
+
+NativeRequest native_request(const Tensor& input, const AllGatherOptions& o) {
+  return {.collective = Collective::kAllGather, .input = input, .output = make_output(input, o.group.size())};
+}
+
 }  // namespace
 
 Tensor all_gather(const Tensor& input, const AllGatherOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return run(input, opts, algo, opts.group.next_sequence());
+  const uint32_t seq = opts.group.next_sequence();
+  if (algo != Algorithm::kNative || trivial(input, opts)) return run(input, opts, algo, seq);
+  return detail::run_native(signature(input), opts.group, seq, opts.timeout, native_request(input, opts));
 }
 
 Work all_gather_async(const Tensor& input, const AllGatherOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return detail::submit_collective(input, opts, algo, run);
+  if (algo != Algorithm::kNative || trivial(input, opts)) return detail::submit_collective(input, opts, algo, run);
+  return detail::submit_native(signature(input), opts.group, opts.timeout, native_request(input, opts));
 }
 
 }  // namespace sf::comm

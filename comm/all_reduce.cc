@@ -1,11 +1,15 @@
 #include "comm/all_reduce.h"
 
+#include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "comm/buffer_pool.h"
 #include "comm/detail/async.h"
 #include "comm/detail/blocks.h"
+#include "comm/detail/by_reference.h"
 #include "comm/detail/call.h"
+#include "comm/detail/native.h"
 #include "comm/detail/ring.h"
 
 namespace sf::comm {
@@ -13,6 +17,9 @@ namespace sf::comm {
 namespace {
 
 constexpr std::string_view kOp = "AllReduce";
+// kByReference writes its reduced block to the other outputs in chunks of this many elements,
+// each still in L1 from the reduction.
+constexpr int64_t kByReferenceChunkElems = 4096;
 using detail::Call;
 
 Algorithm validate(const Tensor& input, const AllReduceOptions& o) {
@@ -20,7 +27,8 @@ Algorithm validate(const Tensor& input, const AllReduceOptions& o) {
   detail::check_input(kOp, input);
   SF_ENFORCE(is_valid(o.op), InvalidArgument, "{} (group '{}'): reduce op {} is not sum, prod, max or min", kOp,
              o.group.name(), static_cast<int>(o.op));
-  return resolve_algorithm(Collective::kAllReduce, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size());
+  return resolve_algorithm(Collective::kAllReduce, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size(),
+                           transport_caps(o.group.transport(), Collective::kAllReduce, input.numel()));
 }
 
 Tensor ring(Call& call, const Tensor& in, ReduceOp op) {
@@ -91,22 +99,70 @@ Tensor recursive_doubling(Call& call, const Tensor& in, ReduceOp op) {
   return acc;
 }
 
-Tensor run(const Tensor& input, const AllReduceOptions& o, Algorithm algo, uint32_t seq) {
-  Call call(detail::Signature::of(kOp, input).with("op", static_cast<int>(o.op)), o.group, seq, o.timeout);
-  if (call.size() == 1 || input.numel() == 0) return input.clone();
-  return algo == Algorithm::kRing ? ring(call, input, o.op) : recursive_doubling(call, input, o.op);
+detail::Signature signature(const Tensor& input, const AllReduceOptions& o) {
+  return detail::Signature::of(kOp, input).with("op", static_cast<int>(o.op));
 }
+
+// kByReference: rank r reduces block r of every rank's input in place (peers' inputs read
+// where they lie) and writes the result straight into block r of every rank's output, chunk
+// by chunk while it is in cache. Then the closing handshake: when a rank has heard "done"
+// from every peer, its output is complete and nobody reads its input any more.
+Tensor by_reference(Call& call, const Tensor& in, ReduceOp op) {
+  const int n = call.size(), r = call.rank();
+  const int64_t w = static_cast<int64_t>(dtype_size(in.dtype()));
+  Tensor out(in.shape(), in.dtype());
+  detail::send_to_all(call, in, 0);
+  detail::send_to_all(call, out, 1);
+  std::vector<Tensor> ins = detail::recv_from_all(call, in, 0);
+  std::vector<Tensor> outs = detail::recv_from_all(call, out, 1);
+  std::vector<const Tensor*> src;
+  for (const Tensor& t : ins) src.push_back(&t);
+  const std::vector<int> peers = detail::others(call);
+  const detail::Range mine = detail::block_range(in.numel(), n, r);
+  std::byte* own = static_cast<std::byte*>(out.raw());
+  for (int64_t b = mine.begin; b < mine.end; b += kByReferenceChunkElems) {
+    const int64_t len = std::min(kByReferenceChunkElems, mine.end - b);
+    detail::reduce_in_order(op, in.dtype(), own + b * w, src, b, b + len);
+    for (int q : peers) std::memcpy(static_cast<std::byte*>(outs[q].raw()) + b * w, own + b * w, len * w);
+  }
+  src.clear();
+  ins.clear();
+  outs.clear();
+  detail::signal_done(call, peers, 2);
+  detail::wait_done(call, peers, 2);
+  return out;
+}
+
+Tensor run(const Tensor& input, const AllReduceOptions& o, Algorithm algo, uint32_t seq) {
+  Call call(signature(input, o), o.group, seq, o.timeout);
+  if (call.size() == 1 || input.numel() == 0) return input.clone();
+  switch (algo) {
+    case Algorithm::kRing: return ring(call, input, o.op);
+    case Algorithm::kByReference: return by_reference(call, input, o.op);
+    default: return recursive_doubling(call, input, o.op);
+  }
+}
+
+NativeRequest native_request(const Tensor& input, const AllReduceOptions& o) {
+  return {.collective = Collective::kAllReduce, .op = o.op, .input = input, .output = Tensor(input.shape(), input.dtype())};
+}
+
+// A group of one, or nothing to reduce: no backend call (run() answers it locally).
+bool trivial(const Tensor& input, const AllReduceOptions& o) { return o.group.size() == 1 || input.numel() == 0; }
 
 }  // namespace
 
 Tensor all_reduce(const Tensor& input, const AllReduceOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return run(input, opts, algo, opts.group.next_sequence());
+  const uint32_t seq = opts.group.next_sequence();
+  if (algo != Algorithm::kNative || trivial(input, opts)) return run(input, opts, algo, seq);
+  return detail::run_native(signature(input, opts), opts.group, seq, opts.timeout, native_request(input, opts));
 }
 
 Work all_reduce_async(const Tensor& input, const AllReduceOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return detail::submit_collective(input, opts, algo, run);
+  if (algo != Algorithm::kNative || trivial(input, opts)) return detail::submit_collective(input, opts, algo, run);
+  return detail::submit_native(signature(input, opts), opts.group, opts.timeout, native_request(input, opts));
 }
 
 }  // namespace sf::comm

@@ -5,7 +5,9 @@
 #include "comm/buffer_pool.h"
 #include "comm/detail/async.h"
 #include "comm/detail/blocks.h"
+#include "comm/detail/by_reference.h"
 #include "comm/detail/call.h"
+#include "comm/detail/native.h"
 
 namespace sf::comm {
 
@@ -19,13 +21,38 @@ Algorithm validate(const Tensor& input, const BroadcastOptions& o) {
   SF_ENFORCE(o.root >= 0 && o.root < o.group.size(), InvalidArgument,
              "{} (group '{}'): root {} is outside the group's ranks [0, {})", kOp, o.group.name(), o.root,
              o.group.size());
-  return resolve_algorithm(Collective::kBroadcast, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size());
+  return resolve_algorithm(Collective::kBroadcast, o.algorithm, static_cast<int64_t>(input.nbytes()), o.group.size(),
+                           transport_caps(o.group.transport(), Collective::kBroadcast, input.numel()));
 }
 
-Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm, uint32_t seq) {
-  detail::Call call(detail::Signature::of(kOp, input).with("root", o.root), o.group, seq, o.timeout);
+detail::Signature signature(const Tensor& input, const BroadcastOptions& o) {
+  return detail::Signature::of(kOp, input).with("root", o.root);
+}
+
+// kByReference: the root passes its input itself; every other rank copies it where it lies
+// and says so, and the root returns once all have (its input must not change before).
+Tensor by_reference(detail::Call& call, const Tensor& input, int root) {
+  Tensor out(input.shape(), input.dtype());
+  if (call.rank() == root) {
+    detail::send_to_all(call, input, 0);
+    out.copy_from(input);
+    detail::wait_done(call, detail::others(call), 1);
+  } else {
+    Tensor from_root = call.recv(root, 0);
+    SF_ENFORCE(from_root.numel() == input.numel() && from_root.dtype() == input.dtype(), ShapeError,
+               "{}: the root passed {} where this rank has {}", call.where(), from_root.describe(), input.describe());
+    detail::copy_elems(out, 0, from_root, 0, input.numel());
+    from_root = Tensor();
+    detail::signal_done(call, {root}, 1);
+  }
+  return out;
+}
+
+Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm algo, uint32_t seq) {
+  detail::Call call(signature(input, o), o.group, seq, o.timeout);
   const int n = call.size();
   if (n == 1 || input.numel() == 0) return input.clone();
+  if (algo == Algorithm::kByReference) return by_reference(call, input, o.root);
   BufferPool& pool = BufferPool::global();
   Tensor out(input.shape(), input.dtype());
   // Tree over ranks relative to the root: v's parent is v minus its lowest set bit; its
@@ -57,16 +84,42 @@ Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm, uint32_t s
   return out;
 }
 
+bool trivial(const Tensor& input, const BroadcastOptions& o) { return o.group.size() == 1 || input.numel() == 0; }
+
+// The backend fills the non-roots' outputs; the root's own is a copy of its input, made while
+// the broadcast is under way (the backend only reads the root's input).
+NativeRequest native_request(const Tensor& input, const BroadcastOptions& o) {
+  return {.collective = Collective::kBroadcast, .root = o.root, .input = input,
+          .output = Tensor(input.shape(), input.dtype())};
+}
+
 }  // namespace
 
 Tensor broadcast(const Tensor& input, const BroadcastOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return run(input, opts, algo, opts.group.next_sequence());
+  const uint32_t seq = opts.group.next_sequence();
+  if (algo != Algorithm::kNative || trivial(input, opts)) return run(input, opts, algo, seq);
+  NativeRequest req = native_request(input, opts);
+  Tensor out = req.output;
+  const bool root = opts.group.rank() == opts.root;
+  auto copy_own = [out, input, root]() mutable {
+    if (root) out.copy_from(input);
+  };
+  return detail::run_native(signature(input, opts), opts.group, seq, opts.timeout, std::move(req), copy_own,
+                            [out] { return out; });
 }
 
 Work broadcast_async(const Tensor& input, const BroadcastOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return detail::submit_collective(input, opts, algo, run);
+  if (algo != Algorithm::kNative || trivial(input, opts)) return detail::submit_collective(input, opts, algo, run);
+  NativeRequest req = native_request(input, opts);
+  Tensor out = req.output;
+  const bool root = opts.group.rank() == opts.root;
+  auto copy_own = [out, input, root]() mutable {
+    if (root) out.copy_from(input);
+  };
+  return detail::submit_native(signature(input, opts), opts.group, opts.timeout, std::move(req), copy_own,
+                               [out] { return out; });
 }
 
 }  // namespace sf::comm

@@ -3,7 +3,9 @@
 #include "comm/buffer_pool.h"
 #include "comm/detail/async.h"
 #include "comm/detail/blocks.h"
+#include "comm/detail/by_reference.h"
 #include "comm/detail/call.h"
+#include "comm/detail/native.h"
 #include "comm/detail/ring.h"
 
 namespace sf::comm {
@@ -23,18 +25,46 @@ Algorithm validate(const Tensor& input, const ReduceScatterOptions& o) {
              "{} (group '{}'): dim 0 of input {} is not divisible by the group size {}", kOp, o.group.name(),
              input.describe(), o.group.size());
   return resolve_algorithm(Collective::kReduceScatter, o.algorithm, static_cast<int64_t>(input.nbytes()),
-                           o.group.size());
+                           o.group.size(), transport_caps(o.group.transport(), Collective::kReduceScatter, input.numel()));
 }
 
-Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm, uint32_t seq) {
-  detail::Call call(detail::Signature::of(kOp, input).with("op", static_cast<int>(o.op)), o.group, seq, o.timeout);
-  const int n = call.size(), r = call.rank();
+detail::Signature signature(const Tensor& input, const ReduceScatterOptions& o) {
+  return detail::Signature::of(kOp, input).with("op", static_cast<int>(o.op));
+}
+
+Tensor make_output(const Tensor& input, int n) {
   Shape shape = input.shape();
   shape[0] /= n;
-  Tensor out(shape, input.dtype());
+  return Tensor(shape, input.dtype());
+}
+
+// kByReference: rank r reduces block r of every rank's input, where it lies, into its output;
+// the closing handshake keeps each input alive until everyone has read its block.
+void by_reference(detail::Call& call, ReduceOp op, const Tensor& input, Tensor& out) {
+  detail::send_to_all(call, input, 0);
+  std::vector<Tensor> ins = detail::recv_from_all(call, input, 0);
+  std::vector<const Tensor*> src;
+  for (const Tensor& t : ins) src.push_back(&t);
+  const int64_t m = out.numel();
+  detail::reduce_in_order(op, input.dtype(), out.raw(), src, call.rank() * m, (call.rank() + 1) * m);
+  src.clear();
+  ins.clear();
+  const std::vector<int> peers = detail::others(call);
+  detail::signal_done(call, peers, 1);
+  detail::wait_done(call, peers, 1);
+}
+
+Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm algo, uint32_t seq) {
+  detail::Call call(signature(input, o), o.group, seq, o.timeout);
+  const int n = call.size(), r = call.rank();
+  Tensor out = make_output(input, n);
   const int64_t m = out.numel(), seg = detail::segment_elems(input.dtype());
   if (n == 1 || m == 0) {
     detail::copy_elems(out, 0, input, 0, m);
+    return out;
+  }
+  if (algo == Algorithm::kByReference) {
+    by_reference(call, o.op, input, out);
     return out;
   }
   const std::vector<detail::Range> blocks = detail::block_ranges(n * m, n);
@@ -46,16 +76,26 @@ Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm, uint32
   return out;
 }
 
+bool trivial(const Tensor& input, const ReduceScatterOptions& o) { return o.group.size() == 1 || input.numel() == 0; }
+
+NativeRequest native_request(const Tensor& input, const ReduceScatterOptions& o) {
+  return {.collective = Collective::kReduceScatter, .op = o.op, .input = input,
+          .output = make_output(input, o.group.size())};
+}
+
 }  // namespace
 
 Tensor reduce_scatter(const Tensor& input, const ReduceScatterOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return run(input, opts, algo, opts.group.next_sequence());
+  const uint32_t seq = opts.group.next_sequence();
+  if (algo != Algorithm::kNative || trivial(input, opts)) return run(input, opts, algo, seq);
+  return detail::run_native(signature(input, opts), opts.group, seq, opts.timeout, native_request(input, opts));
 }
 
 Work reduce_scatter_async(const Tensor& input, const ReduceScatterOptions& opts) {
   const Algorithm algo = validate(input, opts);
-  return detail::submit_collective(input, opts, algo, run);
+  if (algo != Algorithm::kNative || trivial(input, opts)) return detail::submit_collective(input, opts, algo, run);
+  return detail::submit_native(signature(input, opts), opts.group, opts.timeout, native_request(input, opts));
 }
 
 }  // namespace sf::comm

@@ -24,6 +24,15 @@
 //    bytes out (zmq, mpi) releases the sender's reference itself once the bytes have left,
 //    and returns received tensors in fresh pooled buffers, so algorithms read the same on
 //    every backend.
+//  * The one exception: a transport whose passes_by_reference() is true lets the table pick the
+//    by-reference algorithms (comm/algorithm.h), which send the caller's own input and output
+//    so that peers read and write them in place. Those algorithms return only after every peer
+//    has said it is done with this rank's tensors, so the promise above still holds.
+//
+// Optional capabilities (both off by default, so a backend that knows nothing of them keeps
+// working): passes_by_reference(), and native_collectives(), a backend's own collectives (the
+// mpi backend's are MPI's) that the table may pick as Algorithm::kNative. Both must answer the
+// same on every rank of a world: the algorithm table depends on them.
 #pragma once
 
 #include <chrono>
@@ -36,6 +45,8 @@ namespace sf::comm {
 
 // Message tag; comm/group.h composes it from a group id, a sequence number and a slot.
 using Tag = uint64_t;
+
+class NativeCollectives;  // comm/native_collectives.h
 
 class Transport {
  public:
@@ -63,6 +74,11 @@ class Transport {
   // Closes this endpoint: peers' receives from it fail at once with PeerLost, and messages
   // sent to it are dropped. Models a rank that died. Idempotent.
   virtual void close() = 0;
+
+  // True if send() hands the receiver the sender's storage itself, never a copy (inproc).
+  virtual bool passes_by_reference() const { return false; }
+  // The backend's own collectives, or null (the default). Owned by the transport.
+  virtual NativeCollectives* native_collectives() { return nullptr; }
 };
 
 }  // namespace sf::comm

@@ -24,6 +24,7 @@ class InprocTransport final : public Transport {
   void send(int peer, Tag tag, const Tensor& t) override;
   Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
   void close() override { fabric_->close(rank_); }
+  bool passes_by_reference() const override { return true; }
 
  private:
   void check_peer(int peer, const char* what) const;

@@ -7,6 +7,7 @@
 #include <list>
 
 #include "comm/buffer_pool.h"
+#include "comm/mpi/collectives.h"
 #include "comm/mpi/header.h"
 #include "core/error.h"
 
@@ -57,6 +58,7 @@ class Fabric::Engine {
   std::vector<char> peer_broken_;  // sent a malformed header: ignore it from then on
   std::vector<std::deque<std::unique_ptr<Incoming>>> incoming_;  // per source, in arrival order
   std::list<std::unique_ptr<Outgoing>> outgoing_;
+  std::unique_ptr<Collectives> collectives_;
 };
 
 bool Fabric::Engine::start() {
@@ -95,12 +97,14 @@ bool Fabric::Engine::start() {
   int rank = 0, size = 0;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
+  collectives_ = std::make_unique<Collectives>(comm_, rank, size, *tag_ub);
   peer_closed_.assign(size, 0);
   peer_broken_.assign(size, 0);
   incoming_.resize(size);
   std::lock_guard<std::mutex> lock(f_.mu_);
   f_.rank_ = rank;
   f_.size_ = size;
+  f_.tag_ub_ = *tag_ub;
   for (int r = 0; r < size; ++r) f_.inboxes_.push_back(std::make_unique<Inbox>());
   f_.started_ = true;
   f_.wake_.notify_all();
@@ -112,32 +116,37 @@ void Fabric::Engine::loop() {
   std::chrono::steady_clock::time_point linger_end{};
   for (;;) {
     std::deque<std::unique_ptr<Outgoing>> batch;
+    std::deque<std::shared_ptr<NativeOp>> natives;
     bool close_now = false;
     {
       std::lock_guard<std::mutex> lock(f_.mu_);
       batch.swap(f_.outbox_);
+      natives.swap(f_.native_box_);
       close_now = f_.close_requested_ && !close_sent_;
       if (f_.shutdown_ && !shutdown_seen_) {
         shutdown_seen_ = true;
         linger_end = std::chrono::steady_clock::now() + kLinger;
       }
     }
-    bool busy = !batch.empty() || close_now;
+    bool busy = !batch.empty() || close_now || !natives.empty();
     for (auto& o : batch) start_send(std::move(o));  // messages posted before close() go first
     if (close_now) send_close_notices();
+    for (auto& op : natives) collectives_->submit(std::move(op));
     busy |= poll_headers();
     busy |= progress_sends();
     busy |= progress_receives();
+    busy |= collectives_->progress();
     if (shutdown_seen_ && (quiet() || std::chrono::steady_clock::now() >= linger_end)) return;
     if (busy) {
       idle = 0;
-    } else if (++idle < 64) {
+    } else if (++idle < 64 || collectives_->busy()) {  // a collective in flight: poll on
       std::this_thread::yield();
     } else {  // back off: 20 us doubling to 1 ms, woken at once by new work
       const auto pause = std::chrono::microseconds(std::min(1000, 20 << std::min(idle - 64, 6)));
       std::unique_lock<std::mutex> lock(f_.mu_);
       f_.wake_.wait_for(lock, pause, [&] {
-        return !f_.outbox_.empty() || (f_.close_requested_ && !close_sent_) || (f_.shutdown_ && !shutdown_seen_);
+        return !f_.outbox_.empty() || !f_.native_box_.empty() || (f_.close_requested_ && !close_sent_) ||
+               (f_.shutdown_ && !shutdown_seen_);
       });
     }
   }
@@ -275,6 +284,9 @@ void Fabric::Engine::finish() {
   if (!outgoing_.empty())
     std::fprintf(stderr, "shardflow mpi: rank %d: %zu messages still unsent after %lld s at shutdown\n", f_.rank_,
                  outgoing_.size(), static_cast<long long>(kLinger.count()));
+  if (const size_t given_up = collectives_->finish())
+    std::fprintf(stderr, "shardflow mpi: rank %d: %zu given-up collectives still in MPI at shutdown\n", f_.rank_,
+                 given_up);
   MPI_Comm_free(&comm_);
   if (owns_mpi_) MPI_Finalize();
   for (auto& q : incoming_)
@@ -328,6 +340,20 @@ void Fabric::post(int dst, Tag tag, const Tensor& t) {
     }
   }
   BufferPool::global().release(t);  // dropped: give the sender's reference back
+}
+
+void Fabric::start_native(std::shared_ptr<NativeOp> op) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    native_box_.push_back(std::move(op));
+  }
+  wake_.notify_all();
+}
+
+bool Fabric::peer_closed(int src) const {
+  const Inbox& b = *inboxes_[src];
+  std::lock_guard<std::mutex> lock(b.mu);
+  return b.src_closed;
 }
 
 void Fabric::deliver(int src, Tag tag, Tensor t) {

@@ -20,6 +20,10 @@
 // the communicator and, if it initialised MPI, calls MPI_Finalize (which MPI allows once per
 // process, so make_mpi_world() refuses to start a second fabric after that).
 //
+// Native collectives: start_native() queues an operation for the same thread, which runs it
+// as one of MPI's non-blocking collectives on a communicator per group (comm/mpi/collectives.h)
+// and keeps polling without sleeping while one is in flight.
+//
 // Threading: every public member may be called from any thread; only the fabric's own thread
 // touches MPI. If MPI was initialised elsewhere it must provide at least
 // MPI_THREAD_SERIALIZED, and the program must not call MPI concurrently with the fabric
@@ -39,6 +43,7 @@
 #include <vector>
 
 #include "comm/detail/tag_queues.h"
+#include "comm/mpi/native_op.h"
 #include "comm/transport.h"
 #include "core/tensor.h"
 
@@ -68,10 +73,18 @@ class Fabric {
   Tensor take(int src, Tag tag, std::chrono::milliseconds timeout);
   // Closes this endpoint (idempotent).
   void close();
+  bool closed() const { return closed_.load(); }
+  // True once `src`'s close notice (or a malformed header) has arrived.
+  bool peer_closed(int src) const;
+
+  // Queues a native collective for the MPI thread (comm/mpi/collectives.h).
+  void start_native(std::shared_ptr<NativeOp> op);
+  // MPI_TAG_UB, which bounds the native collectives' communicator creation tags.
+  int tag_ub() const { return tag_ub_; }
 
  private:
   struct Inbox {
-    std::mutex mu;
+    mutable std::mutex mu;
     std::condition_variable cv;
     detail::TagQueues queues;
     bool src_closed = false;
@@ -87,6 +100,7 @@ class Fabric {
 
   int rank_ = -1;
   int size_ = 0;
+  int tag_ub_ = 0;
   std::atomic<bool> closed_{false};  // this endpoint: set by close(), read by post/take
   std::vector<std::unique_ptr<Inbox>> inboxes_;
 
@@ -94,6 +108,7 @@ class Fabric {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Outgoing>> outbox_;
+  std::deque<std::shared_ptr<NativeOp>> native_box_;
   bool close_requested_ = false;
   bool shutdown_ = false;
   bool started_ = false;     // the thread has set rank_/size_ or start_error_

@@ -1,7 +1,9 @@
 #include "comm/mpi/transport.h"
 
+#include <climits>
 #include <mutex>
 
+#include "comm/mpi/collectives.h"
 #include "core/error.h"
 
 namespace sf::comm::mpi {
@@ -19,6 +21,22 @@ void MpiTransport::send(int peer, Tag tag, const Tensor& t) {
 Tensor MpiTransport::recv(int peer, Tag tag, std::chrono::milliseconds timeout) {
   check_peer(peer, "recv");
   return fabric_->take(peer, tag, timeout);
+}
+
+bool MpiTransport::supports(Collective c, int64_t count) const {
+  // MPI counts are ints; the element count of the larger buffer bounds every count passed.
+  // Group communicators are created under tags kCreateTagBase.. (comm/mpi/collectives.h).
+  return c != Collective::kBarrier && count <= INT_MAX && fabric_->tag_ub() > kCreateTagBase;
+}
+
+std::unique_ptr<NativeOperation> MpiTransport::start(uint32_t group_id, const std::vector<int>& world_ranks,
+                                                     NativeRequest req) {
+  auto op = std::make_shared<NativeOp>();
+  op->group_id = group_id;
+  op->world_ranks = world_ranks;
+  op->req = std::move(req);
+  fabric_->start_native(op);
+  return std::make_unique<NativeWaiter>(*fabric_, std::move(op));
 }
 
 }  // namespace sf::comm::mpi

@@ -8,17 +8,23 @@
 // initialises MPI unless the program already did, and destroying the last handle finalises it
 // (comm/mpi/fabric.h), after which MPI cannot be used again in this process.
 //
+// Native collectives: the transport is its own NativeCollectives (comm/native_collectives.h):
+// AllReduce, AllGather, ReduceScatter, Broadcast and AlltoAll of up to INT_MAX elements per
+// MPI count go to MPI's non-blocking collectives on the fabric's thread
+// (comm/mpi/collectives.h), which the algorithm table prefers on this transport.
+//
 // Threading: as Transport. All MPI calls happen on the fabric's own thread.
 #pragma once
 
 #include <memory>
 
 #include "comm/mpi/fabric.h"
+#include "comm/native_collectives.h"
 #include "comm/transport.h"
 
 namespace sf::comm::mpi {
 
-class MpiTransport final : public Transport {
+class MpiTransport final : public Transport, public NativeCollectives {
  public:
   explicit MpiTransport(std::unique_ptr<Fabric> fabric) : fabric_(std::move(fabric)) {}
 
@@ -28,6 +34,11 @@ class MpiTransport final : public Transport {
   void send(int peer, Tag tag, const Tensor& t) override;
   Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
   void close() override { fabric_->close(); }
+  NativeCollectives* native_collectives() override { return this; }
+
+  bool supports(Collective c, int64_t count) const override;
+  std::unique_ptr<NativeOperation> start(uint32_t group_id, const std::vector<int>& world_ranks,
+                                         NativeRequest req) override;
 
  private:
   void check_peer(int peer, const char* what) const;

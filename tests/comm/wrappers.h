@@ -27,6 +27,9 @@ class CountingTransport final : public comm::Transport {
     return inner_->recv(peer, tag, timeout);
   }
   void close() override { inner_->close(); }
+  // The same capabilities as the wrapped endpoint: every rank of a world must answer alike.
+  bool passes_by_reference() const override { return inner_->passes_by_reference(); }
+  comm::NativeCollectives* native_collectives() override { return inner_->native_collectives(); }
 
   std::atomic<int> sends{0};
   std::atomic<int> recvs{0};
@@ -51,6 +54,10 @@ class SlowReaderTransport final : public comm::Transport {
     return t;
   }
   void close() override { inner_->close(); }
+  // Forwarded, so that the slow readers run the same algorithms as their peers (the table
+  // depends on these): the by-reference ones are then checked against late readers too.
+  bool passes_by_reference() const override { return inner_->passes_by_reference(); }
+  comm::NativeCollectives* native_collectives() override { return inner_->native_collectives(); }
 
  private:
   std::shared_ptr<comm::Transport> inner_;

@@ -1,0 +1,102 @@
+// Collectives: the MPI thread's half of the mpi backend's native collectives — one MPI
+// communicator per group and MPI's non-blocking collectives on it (MPI_Iallreduce,
+// MPI_Iallgather, MPI_Ireduce_scatter_block, MPI_Ibcast, MPI_Ialltoall), polled with MPI_Test
+// in the fabric's loop like its point-to-point requests, so the thread never blocks in a
+// collective and a caller's deadline still turns into PeerLost (comm/mpi/native_op.h).
+//
+// Communicators: the world group's is duplicated when the fabric starts. Any other group's is
+// made on its first native collective with MPI_Comm_create_group, which blocks until every
+// member has entered it. Two ranks creating two groups in opposite orders would deadlock, so
+// creations follow one order for the whole job: each member tells world rank 0 (the
+// sequencer) that it wants the group's communicator; once all members have, rank 0 grants it
+// the next number and tells the members, and each rank creates communicators in the order its
+// grants arrive (MPI keeps rank 0's messages to a rank in order). A rank enters the blocking
+// call only when every member has asked for that communicator and has finished the earlier
+// ones it shares, so it never waits long. Operations on a group wait, in order, until its
+// communicator exists; the communicator is cached for the life of the fabric.
+//
+// Matching: MPI matches a communicator's collectives by their order, which is the order the
+// ops arrive here — the callers' program order (comm/native_collectives.h).
+//
+// Messages: on the fabric's duplicate of MPI_COMM_WORLD, with MPI tags the data path does not
+// use: kWantTag (member -> rank 0: group id and world ranks), kGrantTag (rank 0 -> member:
+// grant number, group id, world ranks), and kCreateTagBase + grant number for the creation.
+//
+// Threading: everything here runs on the fabric's MPI thread.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "comm/mpi/native_op.h"
+
+namespace sf::comm::mpi {
+
+inline constexpr int kWantTag = 3;
+inline constexpr int kGrantTag = 4;
+inline constexpr int kCreateTagBase = 16;
+
+class Collectives {
+ public:
+  // `comm` is the fabric's duplicate of MPI_COMM_WORLD (used for the sequencer's messages and
+  // as the parent of group communicators); `tag_ub` is its MPI_TAG_UB. Duplicates it once
+  // more for the world group (collective: every rank constructs one at start).
+  Collectives(MPI_Comm comm, int rank, int size, int tag_ub);
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
+
+  // Takes an op queued by a caller: starts it, or queues it behind its group's communicator.
+  void submit(std::shared_ptr<NativeOp> op);
+  // Polls the sequencer's messages, creates granted communicators, tests in-flight
+  // collectives; true if anything moved.
+  bool progress();
+  // True while a collective is in flight or waiting for its communicator.
+  bool busy() const { return !inflight_.empty() || waiting_ > 0; }
+  // At shutdown, before MPI_Finalize: frees what can be freed. Collectives still in flight
+  // (given up by their callers) cannot be cancelled in MPI: their communicators are left
+  // alone. Returns how many there were.
+  size_t finish();
+
+ private:
+  using Key = std::pair<uint32_t, std::vector<int>>;  // group id, world ranks in group order
+  struct GroupComm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::deque<std::shared_ptr<NativeOp>> waiting;  // ops that came before the communicator
+  };
+  struct InFlight {
+    std::shared_ptr<NativeOp> op;
+    MPI_Request request;
+    MPI_Comm comm;
+  };
+  struct Send {  // a sequencer message, alive until MPI is done with it
+    std::vector<int32_t> words;
+    MPI_Request request;
+  };
+
+  void issue(MPI_Comm comm, std::shared_ptr<NativeOp> op);
+  void send_words(int dst, int tag, std::vector<int32_t> words);
+  // Probes for one message under `tag`; false if none is there.
+  bool take_words(int tag, int& src, std::vector<int32_t>& words);
+  bool serve_wants();   // rank 0 only
+  bool take_grants();
+  void create(const Key& key, int32_t number);
+
+  MPI_Comm parent_;
+  int rank_, size_, tag_ub_;
+  std::map<Key, GroupComm> groups_;
+  std::map<Key, std::set<int>> wants_;  // rank 0: who has asked for each communicator
+  int32_t next_grant_ = 0;              // rank 0
+  std::list<InFlight> inflight_;
+  std::list<Send> sends_;
+  int waiting_ = 0;  // ops in groups_[..].waiting
+};
+
+}  // namespace sf::comm::mpi

@@ -1,0 +1,50 @@
+#include "comm/mpi/native_op.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "comm/mpi/fabric.h"
+
+namespace sf::comm::mpi {
+
+namespace {
+// Yields this many times before sleeping: a small collective finishes within microseconds,
+// while waking a sleeping thread costs tens of them on these machines. Yielding (not
+// spinning) hands the core to the MPI thread when both share one.
+constexpr int kYields = 200;
+// While asleep, the waiter looks at the members' endpoints this often.
+constexpr std::chrono::milliseconds kClosedCheck{10};
+}  // namespace
+
+void NativeOp::complete() {
+  req = NativeRequest();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+int NativeWaiter::closed_member() const {
+  if (fabric_.closed()) return fabric_.rank();
+  for (int w : op_->world_ranks)
+    if (w != fabric_.rank() && fabric_.peer_closed(w)) return w;
+  return -1;
+}
+
+NativeWait NativeWaiter::wait_until(std::chrono::steady_clock::time_point deadline) {
+  for (int i = 0; i < kYields; ++i) {
+    if (op_->done()) return {};
+    std::this_thread::yield();
+  }
+  std::unique_lock<std::mutex> lock(op_->mu_);
+  for (;;) {
+    if (op_->done()) return {};
+    if (const int w = closed_member(); w >= 0) return {NativeWait::kPeerClosed, w};
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return {NativeWait::kTimedOut, -1};
+    op_->cv_.wait_until(lock, std::min(deadline, now + kClosedCheck));
+  }
+}
+
+}  // namespace sf::comm::mpi
