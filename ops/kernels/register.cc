@@ -14,6 +14,11 @@ void register_builtin_ops(OpRegistry& r) {
   register_reduce_ops(r);
   register_loss_ops(r);
   register_gradient_descent_ops(r);
+  register_equal_ops(r);
+  register_real_div_ops(r);
+  register_collective_ops(r);
+  register_neighbor_exchange_ops(r);
+  register_send_receive_ops(r);
 }
 
 }  // namespace sf

@@ -20,5 +20,11 @@ void register_concat_ops(OpRegistry& r);       // Concat
 void register_reduce_ops(OpRegistry& r);       // ReduceSum, ReduceMean, BroadcastTo
 void register_loss_ops(OpRegistry& r);         // SoftmaxCrossEntropy(+Grad), MSELoss(+Grad)
 void register_gradient_descent_ops(OpRegistry& r);  // ApplyGradientDescent, MatMulGradientDescent
+void register_equal_ops(OpRegistry& r);        // Equal
+void register_real_div_ops(OpRegistry& r);     // RealDiv
+// AllReduce, AllGather, ReduceScatter, Broadcast, AlltoAll (ops/collective_attrs.h)
+void register_collective_ops(OpRegistry& r);
+void register_neighbor_exchange_ops(OpRegistry& r);  // NeighborExchange, NeighborExchangeV2(+Grad)
+void register_send_receive_ops(OpRegistry& r);       // Send, Receive
 
 }  // namespace sf
