@@ -1,5 +1,9 @@
 // The op actor: runs one graph node's kernel each time a full set of inputs is present
 // and one of its output registers is free (see runtime.h for the protocol).
+// A collective node's actor sends its inputs to the group's collective actor instead
+// (actors/collective_actor.h) and finishes the firing when the result comes back; it fires
+// once at a time, and acknowledges its producers only then, since the collective reads their
+// registers.
 #pragma once
 
 #include <caf/actor.hpp>
@@ -29,6 +33,9 @@ struct OpActorSpec {
   const std::vector<caf::actor>* actors = nullptr;  // by node id, to acknowledge producers
   int registers = 2;
   StepState* shared = nullptr;
+  // A collective node: its group's collective actor and its place in the group's program order.
+  caf::actor collective;
+  int32_t collective_index = -1;
 };
 
 struct OpActorState {
@@ -37,6 +44,8 @@ struct OpActorState {
   std::vector<Tensor> regs;
   std::vector<int> readers;  // outstanding readers per register
   std::vector<Tensor> inputs;
+  int in_flight = -1;          // register awaiting a collective's reply, -1 if none
+  int64_t in_flight_start = 0; // trace start of that firing
   static inline const char* name = "sf.op";
 };
 

@@ -4,10 +4,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/send.hpp>
+#include <map>
 
+#include "actors/collective_actor.h"
 #include "actors/op_actor.h"
 #include "core/error.h"
 #include "ops/blas.h"
+#include "ops/collective_attrs.h"
 #include "ops/op_def.h"
 #include "ops/plan.h"
 
@@ -48,6 +51,7 @@ struct Runtime::Impl {
   caf::actor_system_config cfg;
   caf::actor_system sys;
   std::vector<caf::actor> actors;  // by node id; empty handle for sources and unneeded nodes
+  std::vector<caf::actor> collective_actors;  // one per group the needed collective nodes use
   StepState shared;
   // Per fed node id: the (actor, slot) pairs its value goes to each step.
   std::vector<std::vector<std::pair<caf::actor, int32_t>>> fed_to;
@@ -61,6 +65,8 @@ struct Runtime::Impl {
   bool poisoned = false;
   bool results_held = false;  // the caller still reads the last step's results
 
+  void spawn_collective_actors(const std::vector<int>& order, std::vector<caf::actor>& actor_of,
+                               std::vector<int32_t>& index_of);
   void validate(const Feeds& feeds);
   void launch(const Feeds& feeds);
   void release_results();
@@ -100,6 +106,12 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     im.shared.trace.set_enabled(opts.trace);
   }
 
+  // Collective nodes: their group's actor and their index in its program order (checked
+  // before any actor exists, so that a refusal leaves nothing running).
+  std::vector<caf::actor> collective_of(g.size());
+  std::vector<int32_t> collective_index(g.size(), -1);
+  im.spawn_collective_actors(order, collective_of, collective_index);
+
   // Spawn consumers before producers (reverse id order) so every consumer handle exists.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node& n = g.node(*it);
@@ -110,6 +122,8 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     spec.shared = &im.shared;
     spec.actors = &im.actors;
     spec.fetch_indices = fetch_slots[n.id];
+    spec.collective = collective_of[n.id];
+    spec.collective_index = collective_index[n.id];
     for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
       const Node& in = g.node(n.inputs[k]);
       spec.queue_of_slot.push_back(in.op == "Parameter" ? -1 : spec.queues++);
@@ -138,9 +152,39 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
   }
 }
 
+// The program order of a group is the order of node ids, which every rank's graph shares.
+void Runtime::Impl::spawn_collective_actors(const std::vector<int>& order, std::vector<caf::actor>& actor_of,
+                                            std::vector<int32_t>& index_of) {
+  std::map<std::string, CollectiveActorSpec> specs;
+  for (int id : order) {
+    const Node& n = g.node(id);
+    if (!is_collective(n)) continue;
+    const GroupRef ref = group_of(n);
+    const comm::Group* group = opts.collectives.find(ref.name);
+    SF_ENFORCE(group != nullptr, InvalidArgument,
+               "runtime: {} runs on group '{}', which RuntimeOptions::collectives does not hold", node_label(n),
+               ref.name);
+    SF_ENFORCE(group->size() == ref.size, InvalidArgument,
+               "runtime: {} was built for group '{}' of size {}, but this rank's group '{}' has size {}",
+               node_label(n), ref.name, ref.size, ref.name, group->size());
+    CollectiveActorSpec& spec = specs[ref.name];
+    spec.group = *group;
+    spec.timeout = opts.collectives.timeout;
+    index_of[id] = spec.count++;
+  }
+  std::map<std::string, caf::actor> spawned;
+  for (auto& [name, spec] : specs) {
+    spawned[name] = sys.spawn<caf::detached>(collective_actor, std::move(spec));
+    collective_actors.push_back(spawned[name]);
+  }
+  for (int id : order)
+    if (index_of[id] >= 0) actor_of[id] = spawned[g.node(id).attrs.get_str("group")];
+}
+
 Runtime::~Runtime() {
   for (auto& a : impl_->actors)
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  for (auto& a : impl_->collective_actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   // Wait here, not in the actor system's destructor: an actor may still be finishing the
   // firing that delivered the caller's last result, and it uses state (StepState, the actor
   // table it acknowledges through) that the Impl destroys before its actor system.

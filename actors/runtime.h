@@ -7,6 +7,11 @@
 // Independent ops (a layer's weight and input gradients) run concurrently on the worker
 // threads. An exception inside an op reaches the caller of run() as an Error naming the op.
 //
+// Collective nodes (ops/collective_attrs.h) run on one collective actor per group
+// (actors/collective_actor.h), in the graph's node order, on the comm groups that
+// RuntimeOptions::collectives maps their group names to: one Runtime per rank, each with its
+// rank's context. Every rank must build the same sequence of collective nodes per group.
+//
 // Threading: run() and bind() are called from one thread at a time (the owner's); the
 // actors run on the runtime's own worker threads. CAF is kept out of this header.
 #pragma once
@@ -17,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/collective_context.h"
 #include "core/tensor.h"
 #include "ops/graph.h"
 
@@ -26,11 +32,15 @@ struct RuntimeOptions {
   int threads = 1;    // actor worker threads (OpenBLAS is single-threaded per call)
   int registers = 2;  // output buffers per op actor
   bool trace = false; // record every actor firing (see write_trace)
+  // This rank's groups, for graphs with collective nodes; checked when the runtime is built.
+  CollectiveContext collectives = {};
 };
 
 class Runtime {
  public:
-  // `g` must outlive the runtime. Only the nodes the fetches need get an actor.
+  // `g` must outlive the runtime. Only the nodes the fetches need get an actor. Throws
+  // InvalidArgument naming the node if a collective's group is not in opts.collectives or
+  // has another size than the node's group_size.
   Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts = {});
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -55,7 +65,7 @@ class Runtime {
 
   int threads() const;
   int64_t steps() const;
-  // Number of actors (op nodes) this runtime spawned.
+  // Number of op actors (op nodes) this runtime spawned, collective actors not counted.
   int actor_count() const;
   // Writes the recorded actor events as a Chrome/Perfetto trace (needs options.trace).
   void write_trace(const std::string& path) const;
