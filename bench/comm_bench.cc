@@ -3,7 +3,11 @@
 //
 //   ./build/bench/sfbench_comm --transport inproc --ranks 2 --op allreduce --sizes 4K,64K,1M --budget 0.4
 //   mpirun -np 2 --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader
-//       ./build/bench/sfbench_comm --transport mpi --op allreduce --sizes 4K,64K,1M   (one line)
+//       ./build/bench/sfbench_comm --transport mpi --op all --sizes 4K,64K,1M   (one line)
+//
+// --op takes one op, a comma-separated list or `all`; --algorithm forces one (comm/algorithm.h
+// names; default `auto`, the table's choice), to measure the table's alternatives side by side.
+// bench/comm_table.sh sweeps ops x sizes x ranks x transports into one table.
 //
 // inproc: --ranks virtual ranks as threads of this process over make_inproc_world(N); mpi: one
 // rank per process of the mpirun job over make_mpi_world().
@@ -25,8 +29,9 @@
 // element by element against the known answer (all small integers, exact in f32); errors =
 // wrong elements summed over ranks.
 //
-// Output: rank 0 prints one HEADER line and one RESULT line per size (CSV) on stdout, nothing
-// else; errors go to stderr and the exit code is 1.
+// Output: rank 0 prints one HEADER line and one RESULT line per (op, size) (CSV) on stdout,
+// nothing else; errors go to stderr and the exit code is 1. The `algorithm` column is the one
+// the table picked (or the forced one) for that call.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -54,7 +59,8 @@ enum class Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll };
 struct Config {
   std::string transport = "inproc";
   int ranks = 2;
-  Op op = Op::kAllReduce;
+  std::vector<Op> ops;
+  comm::Algorithm algorithm = comm::Algorithm::kAuto;
   std::vector<int64_t> sizes;
   double budget = 0.4;
   int warmup = 0;  // 0: 10 calls below 8 MiB, 3 from 8 MiB
@@ -62,8 +68,10 @@ struct Config {
   int64_t max_iters = 10000;
 };
 
-// One size's figures for one rank (rank 0 gets the combined ones).
+// One (op, size)'s figures for one rank (rank 0 gets the combined ones).
 struct Row {
+  Op op = Op::kAllReduce;
+  comm::Algorithm algorithm = comm::Algorithm::kAuto;  // what ran
   int64_t bytes = 0;
   double us = 0;  // mean over ranks of each rank's mean time per call
   int64_t iters = 0;
@@ -113,7 +121,8 @@ float input_value(int r, int64_t i) { return static_cast<float>((r + 1) * 16 + i
 // The tensors and call of one op at one size, as seen from group rank `me` of `n`.
 class Case {
  public:
-  Case(Op op, int64_t count, const comm::Group& group) : op_(op), count_(count), group_(group) {
+  Case(Op op, int64_t count, const comm::Group& group, comm::Algorithm algo)
+      : op_(op), count_(count), group_(group), algo_(algo) {
     const int64_t in_count = op == Op::kAllGather ? count / group.size() : count;
     input_ = Tensor({in_count});
     float* p = input_.f32();
@@ -123,11 +132,13 @@ class Case {
   // One collective; keeps its result for check().
   void call() {
     switch (op_) {
-      case Op::kAllReduce: out_ = comm::all_reduce(input_, {.group = group_}); break;
-      case Op::kAllGather: out_ = comm::all_gather(input_, {.group = group_}); break;
-      case Op::kReduceScatter: out_ = comm::reduce_scatter(input_, {.group = group_}); break;
-      case Op::kBroadcast: out_ = comm::broadcast(input_, {.group = group_, .root = 0}); break;
-      case Op::kAllToAll: out_ = comm::all_to_all(input_, {.group = group_, .split_count = group_.size()}); break;
+      case Op::kAllReduce: out_ = comm::all_reduce(input_, {.group = group_, .algorithm = algo_}); break;
+      case Op::kAllGather: out_ = comm::all_gather(input_, {.group = group_, .algorithm = algo_}); break;
+      case Op::kReduceScatter: out_ = comm::reduce_scatter(input_, {.group = group_, .algorithm = algo_}); break;
+      case Op::kBroadcast: out_ = comm::broadcast(input_, {.group = group_, .root = 0, .algorithm = algo_}); break;
+      case Op::kAllToAll:
+        out_ = comm::all_to_all(input_, {.group = group_, .split_count = group_.size(), .algorithm = algo_});
+        break;
     }
   }
 
@@ -156,25 +167,59 @@ class Case {
 
   void drop_output() { out_ = Tensor(); }
 
+  // The algorithm a call runs: the forced one, or the table's for this input.
+  comm::Algorithm algorithm() const {
+    if (algo_ != comm::Algorithm::kAuto) return algo_;
+    const comm::Collective c = collective();
+    const int64_t count = op_ == Op::kAllGather ? input_.numel() * group_.size() : input_.numel();
+    return comm::choose_algorithm(c, static_cast<int64_t>(input_.nbytes()), group_.size(),
+                                  comm::transport_caps(group_.transport(), c, count));
+  }
+
  private:
+  comm::Collective collective() const {
+    switch (op_) {
+      case Op::kAllReduce: return comm::Collective::kAllReduce;
+      case Op::kAllGather: return comm::Collective::kAllGather;
+      case Op::kReduceScatter: return comm::Collective::kReduceScatter;
+      case Op::kBroadcast: return comm::Collective::kBroadcast;
+      case Op::kAllToAll: return comm::Collective::kAllToAll;
+    }
+    return comm::Collective::kBarrier;
+  }
+
   Op op_;
   int64_t count_;
   comm::Group group_;
+  comm::Algorithm algo_;
   Tensor input_;
   Tensor out_;
 };
 
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > pos) out.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Runs every size on this rank; returns the rows (combined over ranks on group rank 0).
-std::vector<Row> run_rank(const Config& cfg, const comm::Group& group) {
+// Runs one op at every size on this rank; appends the rows (combined over ranks on group
+// rank 0).
+void run_op(const Config& cfg, Op op, const comm::Group& group, std::vector<Row>& rows) {
   const int n = group.size();
-  std::vector<Row> rows;
   for (int64_t size : cfg.sizes) {
     const int64_t count = size / 4 / n * n;
-    Row row{.bytes = count * 4};
+    Row row{.op = op, .bytes = count * 4};
     if (count == 0) throw sf::InvalidArgument(fmt::format("size {} B holds fewer than {} f32 elements", size, n));
-    Case c(cfg.op, count, group);
+    Case c(op, count, group, cfg.algorithm);
+    row.algorithm = c.algorithm();
     comm::barrier({.group = group});
 
     // Warm-up, timed as the measurement, to calibrate the iteration count.
@@ -226,15 +271,20 @@ std::vector<Row> run_rank(const Config& cfg, const comm::Group& group) {
     row.us = sum / n;
     rows.push_back(row);
   }
+}
+
+std::vector<Row> run_rank(const Config& cfg, const comm::Group& group) {
+  std::vector<Row> rows;
+  for (Op op : cfg.ops) run_op(cfg, op, group, rows);
   return rows;
 }
 
 void print(const Config& cfg, int n, const std::vector<Row>& rows) {
-  std::string out = "HEADER,transport,ranks,op,bytes,us,algbw_GBs,busbw_GBs,iters,errors\n";
+  std::string out = "HEADER,transport,ranks,op,bytes,us,algbw_GBs,busbw_GBs,iters,errors,algorithm\n";
   for (const Row& r : rows) {
     const double algbw = static_cast<double>(r.bytes) / (r.us * 1e-6) / 1e9;
-    out += fmt::format("RESULT,{},{},{},{},{:.3f},{:.4f},{:.4f},{},{}\n", cfg.transport, n, op_name(cfg.op), r.bytes,
-                       r.us, algbw, algbw * bus_factor(cfg.op, n), r.iters, r.errors);
+    out += fmt::format("RESULT,{},{},{},{},{:.3f},{:.4f},{:.4f},{},{},{}\n", cfg.transport, n, op_name(r.op), r.bytes,
+                       r.us, algbw, algbw * bus_factor(r.op, n), r.iters, r.errors, comm::algorithm_name(r.algorithm));
   }
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
@@ -291,13 +341,16 @@ int run_mpi(const Config& cfg, bool ranks_given) {
 int main(int argc, char** argv) {
   Config cfg;
   std::string sizes = "4K,64K,1M,16M,64M";
-  std::string op = "allreduce";
+  std::string ops = "allreduce";
+  std::string algorithm = "auto";
   CLI::App app{"shardflow comm collective benchmark (OSU-style)"};
   app.add_option("--transport", cfg.transport, "inproc (threads) or mpi (under mpirun)")
       ->check(CLI::IsMember({"inproc", "mpi"}));
   app.add_option("--ranks", cfg.ranks, "virtual ranks for inproc (mpi: must match mpirun -np if given)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--op", op)->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}));
+  app.add_option("--op", ops, "allreduce, allgather, reducescatter, broadcast, alltoall: one, a comma list or all");
+  app.add_option("--algorithm", algorithm, "force an algorithm (comm/algorithm.h names) instead of the table's")
+      ->check(CLI::IsMember({"auto", "ring", "recursive_doubling", "binomial_tree", "pairwise", "native", "by_reference"}));
   app.add_option("--sizes", sizes, "comma-separated byte sizes, K/M/G = KiB/MiB/GiB");
   app.add_option("--budget", cfg.budget, "seconds of timed calls per size (approximately)")
       ->check(CLI::PositiveNumber);
@@ -307,16 +360,19 @@ int main(int argc, char** argv) {
   app.add_option("--max-iters", cfg.max_iters)->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
-    for (Op o : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll})
-      if (op_name(o) == op) cfg.op = o;
-    size_t pos = 0;
-    while (pos <= sizes.size()) {
-      size_t comma = sizes.find(',', pos);
-      if (comma == std::string::npos) comma = sizes.size();
-      if (comma > pos) cfg.sizes.push_back(parse_size(sizes.substr(pos, comma - pos)));
-      pos = comma + 1;
+    constexpr Op kAll[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll};
+    for (const std::string& name : split(ops == "all" ? "allreduce,allgather,reducescatter,broadcast,alltoall" : ops)) {
+      const Op* o = std::find_if(std::begin(kAll), std::end(kAll), [&](Op k) { return op_name(k) == name; });
+      if (o == std::end(kAll)) throw CLI::ValidationError("--op", "unknown op '" + name + "'");
+      cfg.ops.push_back(*o);
     }
+    for (const std::string& s : split(sizes)) cfg.sizes.push_back(parse_size(s));
     if (cfg.sizes.empty()) throw CLI::ValidationError("--sizes", "no size given");
+    if (cfg.ops.empty()) throw CLI::ValidationError("--op", "no op given");
+    for (comm::Algorithm a : {comm::Algorithm::kAuto, comm::Algorithm::kRing, comm::Algorithm::kRecursiveDoubling,
+                              comm::Algorithm::kBinomialTree, comm::Algorithm::kPairwise, comm::Algorithm::kNative,
+                              comm::Algorithm::kByReference})
+      if (comm::algorithm_name(a) == algorithm) cfg.algorithm = a;
     cfg.max_iters = std::max(cfg.max_iters, cfg.min_iters);
   } catch (const CLI::Error& e) {
     return app.exit(e);

@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# Runs the Open MPI peer (../shared/peers/mpi_allreduce_bench.c, its "osu" timing) and
-# sfbench_comm (inproc threads and the mpi transport) back to back for f32 sum AllReduce at 2
-# and 4 ranks, and prints a markdown table of the mean time per call (OSU convention: each
-# call timed alone, untimed barrier between calls, mean over ranks) and the ratios
-# Open MPI time / ours (above 1: ours is faster).
-#   bash bench/compare_mpi.sh                 (needs a build with build/bench/sfbench_comm)
-#   BUILD=/path/to/build SIZES=4K,64K BUDGET=0.4 bash bench/compare_mpi.sh
-# Builds nothing, except the peer (mpicc -O2 into $BUILD/bench/peer_mpi_allreduce_bench) when
-# that binary is missing. All MPI runs: --mca pml ob1 --mca btl self,vader (shared memory),
-# plain environment (no GLIBC_TUNABLES); 4 ranks oversubscribe the machine's 2 cores.
+# Side by side, in one run: Open MPI's own collectives (../shared/peers/mpi_allreduce_bench.c,
+# its "osu" timing) over shared memory (vader) and over tcp loopback, PyTorch gloo's all_reduce
+# (../shared/peers/torch_allreduce_bench.py, AllReduce only), and sfbench_comm over the inproc
+# and mpi transports; every op at 2 and 4 ranks by default. Prints one markdown table with the
+# mean time per call (OSU convention: each call timed alone, untimed barrier between calls,
+# mean over ranks) and the ratios the targets are stated in (issue 3):
+#   mpi/vader    = Open MPI vader time / our mpi transport's time  (target >= 0.95)
+#   inproc/vader = our inproc bus bandwidth / Open MPI vader's      (target >= 1.0 at 16 MiB)
+#                  (same bytes and bus factor on both sides, so also a time ratio)
+#   mpi/gloo     = gloo time / our mpi transport's time             (above 1: ours faster)
+#   bash bench/compare_mpi.sh                 (needs build/bench/sfbench_comm)
+#   BUILD=build-perf RANKS="2 4" OPS=allreduce SIZES=4K,16M BUDGET=0.4 GLOO=0 bash bench/compare_mpi.sh
+# Builds nothing but the peer (mpicc -O2 into $BUILD/bench/peer_mpi_allreduce_bench) when that
+# binary is missing. All MPI runs: --mca pml ob1 and the plain environment (no GLIBC_TUNABLES);
+# tcp adds --mca btl_tcp_if_include lo. gloo runs under Debian's /usr/bin/python3 (torch) with
+# one thread per rank. More ranks than cores oversubscribe the machine (marked *).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-./build}
-sizes=${SIZES:-4K,64K,1M,16M}
+ranks_list=${RANKS:-2 4}
+sizes=${SIZES:-4K,64K,1M,16M,64M}
+ops=${OPS:-allreduce,allgather,reducescatter,broadcast,alltoall}
 budget=${BUDGET:-0.4}
+gloo=${GLOO:-1}
 peer_src=${PEER:-../shared/peers/mpi_allreduce_bench.c}
+gloo_src=${GLOO_BENCH:-../shared/peers/torch_allreduce_bench.py}
 peer=$build/bench/peer_mpi_allreduce_bench
 ours=$build/bench/sfbench_comm
-mpirun_=(mpirun --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader)
+mpirun_=(mpirun --oversubscribe --allow-run-as-root --mca pml ob1)
+vader=(--mca btl self,vader)
+tcp=(--mca btl self,tcp --mca btl_tcp_if_include lo)
+cores=$(nproc)
 
 [ -x "$ours" ] || { echo "no $ours: build the sfbench_comm target first (or set BUILD)" >&2; exit 1; }
 if [ ! -x "$peer" ]; then
@@ -25,24 +38,53 @@ if [ ! -x "$peer" ]; then
   mpicc -O2 -o "$peer" "$peer_src" -lm
 fi
 
-# Each prints "bytes us errors" per size.
-peer_rows() {  # ranks
-  "${mpirun_[@]}" -np "$1" "$peer" -o allreduce -s "$sizes" -t "$budget" |
-    awk -F, '$1 == "RESULT" && $3 == "osu" {print $5, $7, $12}'
-}
-ours_rows() {  # transport ranks
-  local cmd=("$ours" --transport "$1" --op allreduce --sizes "$sizes" --budget "$budget")
-  if [ "$1" = mpi ]; then cmd=("${mpirun_[@]}" -np "$2" "${cmd[@]}"); else cmd+=(--ranks "$2"); fi
-  "${cmd[@]}" | awk -F, '$1 == "RESULT" {print $5, $6, $10}'
+peer_op() {  # our op name -> the peer's
+  case $1 in reducescatter) echo reduce_scatter ;; broadcast) echo bcast ;; *) echo "$1" ;; esac
 }
 
-echo "$(nproc) cores; $(mpirun --version 2>/dev/null | head -1); budget ${budget} s per size; $(date -u +%F' '%H:%M) UTC"
-echo
-echo "| ranks | bytes | Open MPI (us) | shardflow inproc (us) | shardflow mpi (us) | ratio inproc | ratio mpi | errors (ompi/inproc/mpi) |"
-echo "|---|---|---|---|---|---|---|---|"
-for np in 2 4; do
-  p=$(peer_rows "$np"); i=$(ours_rows inproc "$np"); m=$(ours_rows mpi "$np")
-  paste -d' ' <(echo "$p") <(echo "$i") <(echo "$m") | awk -v np="$np" '{
-    printf "| %d | %d | %.1f | %.1f | %.1f | %.2f | %.2f | %d/%d/%d |\n",
-           np, $1, $2, $5, $8, $2 / $5, $2 / $8, $3, $6, $9 }'
+# Every source prints "source op ranks bytes us errors" lines into $rows.
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+port=29650
+for np in $ranks_list; do
+  for op in ${ops//,/ }; do
+    for btl in vader tcp; do
+      [ $btl = vader ] && b=("${vader[@]}") || b=("${tcp[@]}")
+      "${mpirun_[@]}" "${b[@]}" -np "$np" "$peer" -o "$(peer_op "$op")" -s "$sizes" -t "$budget" |
+        awk -F, -v s="ompi_$btl" -v op="$op" '$1 == "RESULT" && $3 == "osu" {print s, op, $4, $5, $7, $12}' >> "$rows"
+    done
+    for transport in inproc mpi; do
+      cmd=("$ours" --transport "$transport" --op "$op" --sizes "$sizes" --budget "$budget")
+      if [ $transport = mpi ]; then cmd=("${mpirun_[@]}" "${vader[@]}" -np "$np" "${cmd[@]}"); else cmd+=(--ranks "$np"); fi
+      "${cmd[@]}" | awk -F, -v s="$transport" '$1 == "RESULT" {print s, $4, $3, $5, $6, $10}' >> "$rows"
+    done
+    if [ "$gloo" = 1 ] && [ "$op" = allreduce ]; then
+      port=$((port + 1))
+      OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=lo /usr/bin/python3 "$gloo_src" --nproc "$np" \
+        --sizes "$sizes" --budget "$budget" --port "$port" 2>/dev/null |
+        awk -F, '$1 == "RESULT" && $3 == "osu" {print "gloo", "allreduce", $4, $5, $7, $12}' >> "$rows"
+    fi
+  done
 done
+
+echo "$cores cores; $(mpirun --version 2>/dev/null | head -1); budget ${budget} s per size; $(date -u +%F' '%H:%M) UTC; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "time per call in µs; * = more ranks than cores (oversubscribed); errors: wrong elements over all sources"
+echo
+echo "| op | ranks | bytes | Open MPI vader | Open MPI tcp | gloo | inproc | mpi | mpi/vader | inproc/vader | mpi/gloo | errors |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+awk -v cores="$cores" -v ops="$ops" -v ranks="$ranks_list" '
+  { t[$1, $2, $3, $4] = $5; err[$2, $3, $4] += $6
+    if (!(($2, $3, $4) in seen)) { seen[$2, $3, $4] = 1; list[$2, $3, ++n[$2, $3]] = $4 } }
+  function cell(v) { return v == "" ? "-" : sprintf("%.1f", v) }
+  function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b) }
+  function human(b) { return b >= 1048576 ? sprintf("%g MiB", b / 1048576) : sprintf("%g KiB", b / 1024) }
+  END {
+    no = split(ops, os, ","); nr = split(ranks, rs, " ")
+    for (o = 1; o <= no; ++o) for (r = 1; r <= nr; ++r) for (i = 1; i <= n[os[o], rs[r]]; ++i) {
+      op = os[o]; np = rs[r]; b = list[op, np, i]
+      v = t["ompi_vader", op, np, b]; c = t["ompi_tcp", op, np, b]; g = t["gloo", op, np, b]
+      ip = t["inproc", op, np, b]; m = t["mpi", op, np, b]
+      printf "| %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", op, np, (np > cores ? "*" : ""),
+             human(b), cell(v), cell(c), cell(g), cell(ip), cell(m), ratio(v, m), ratio(v, ip), ratio(g, m), err[op, np, b]
+    }
+  }' "$rows"
