@@ -1,5 +1,6 @@
 #include "actors/collective_context.h"
 
+#include "comm/rank_context.h"
 #include "core/error.h"
 
 namespace sf {
@@ -15,6 +16,20 @@ CollectiveContext& CollectiveContext::add(comm::Group group) {
 const comm::Group* CollectiveContext::find(const std::string& name) const {
   const auto it = groups.find(name);
   return it == groups.end() ? nullptr : &it->second;
+}
+
+comm::Group CollectiveContext::resolve(const std::string& name, const std::string& what) const {
+  if (const comm::Group* g = find(name)) return *g;
+  if (comm::RankContext* rank = comm::current_rank_or_null()) {
+    try {
+      return rank->group(name);
+    } catch (const NotFound&) {
+    }
+  }
+  SF_THROW(InvalidArgument,
+           "runtime: {} runs on group '{}', which neither RuntimeOptions::collectives nor the calling thread's rank "
+           "(comm::create_group) holds",
+           what, name);
 }
 
 CollectiveContext world_context(std::shared_ptr<comm::Transport> transport) {

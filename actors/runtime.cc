@@ -160,15 +160,12 @@ void Runtime::Impl::spawn_collective_actors(const std::vector<int>& order, std::
     const Node& n = g.node(id);
     if (!is_collective(n)) continue;
     const GroupRef ref = group_of(n);
-    const comm::Group* group = opts.collectives.find(ref.name);
-    SF_ENFORCE(group != nullptr, InvalidArgument,
-               "runtime: {} runs on group '{}', which RuntimeOptions::collectives does not hold", node_label(n),
-               ref.name);
-    SF_ENFORCE(group->size() == ref.size, InvalidArgument,
+    const comm::Group group = opts.collectives.resolve(ref.name, node_label(n));
+    SF_ENFORCE(group.size() == ref.size, InvalidArgument,
                "runtime: {} was built for group '{}' of size {}, but this rank's group '{}' has size {}",
-               node_label(n), ref.name, ref.size, ref.name, group->size());
+               node_label(n), ref.name, ref.size, ref.name, group.size());
     CollectiveActorSpec& spec = specs[ref.name];
-    spec.group = *group;
+    spec.group = group;
     spec.timeout = opts.collectives.timeout;
     index_of[id] = spec.count++;
   }

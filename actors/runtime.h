@@ -32,15 +32,16 @@ struct RuntimeOptions {
   int threads = 1;    // actor worker threads (OpenBLAS is single-threaded per call)
   int registers = 2;  // output buffers per op actor
   bool trace = false; // record every actor firing (see write_trace)
-  // This rank's groups, for graphs with collective nodes; checked when the runtime is built.
+  // This rank's groups, for graphs with collective nodes (a group missing here is taken from
+  // the calling thread's rank, actors/collective_context.h); checked when the runtime is built.
   CollectiveContext collectives = {};
 };
 
 class Runtime {
  public:
   // `g` must outlive the runtime. Only the nodes the fetches need get an actor. Throws
-  // InvalidArgument naming the node if a collective's group is not in opts.collectives or
-  // has another size than the node's group_size.
+  // InvalidArgument naming the node if a collective's group cannot be found or has another
+  // size than the node's group_size.
   Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts = {});
   ~Runtime();
   Runtime(const Runtime&) = delete;

@@ -34,7 +34,7 @@ TEST(CollectiveErrors, AGroupTheContextLacksOrOfAnotherSizeIsRefusedWhenBuilt) {
   const Value y = CollectiveBuilder(gb, {"tp", 2}).all_reduce(x);
   const Value z = CollectiveBuilder(gb, {"world", 3}).all_gather(x);
   expect_message([&] { Runtime rt(g, {y.id}, {}); },
-                 {"AllReduce 'AllReduce'", "group 'tp'", "RuntimeOptions::collectives does not hold"});
+                 {"AllReduce 'AllReduce'", "group 'tp'", "neither RuntimeOptions::collectives nor the calling"});
   auto world = comm::make_inproc_world(2);
   expect_message([&] { Runtime rt(g, {z.id}, with_collectives(world_context(world[0]))); },
                  {"AllGather 'AllGather'", "built for group 'world' of size 3", "has size 2"});
