@@ -1,0 +1,79 @@
+#include "tools/sfrun/hostfile.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace sf::sfrun {
+
+namespace {
+
+std::vector<std::string> words_of(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+int parse_slots(const std::string& v, const std::string& where) {
+  char* end = nullptr;
+  errno = 0;
+  const long k = std::strtol(v.c_str(), &end, 10);
+  SF_ENFORCE(!v.empty() && *end == '\0' && errno == 0 && k >= 1 && k <= 4096, InvalidArgument,
+             "{}: slots={} is not a whole number in 1..4096", where, v);
+  return static_cast<int>(k);
+}
+
+}  // namespace
+
+std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& file) {
+  std::vector<HostEntry> hosts;
+  std::set<std::string> seen;
+  std::istringstream in{std::string(text)};
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const std::string where = file + ":" + std::to_string(number);
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto words = words_of(line);
+    if (words.empty()) continue;
+    HostEntry h;
+    h.host = words[0];
+    h.line = number;
+    SF_ENFORCE(h.host.find('=') == std::string::npos, InvalidArgument,
+               "{}: '{}' is not a host name; a line reads `host [slots=K] [addr=A]`", where, h.host);
+    for (size_t i = 1; i < words.size(); ++i) {
+      const auto eq = words[i].find('=');
+      SF_ENFORCE(eq != std::string::npos, InvalidArgument,
+                 "{}: '{}' is not key=value; a line reads `host [slots=K] [addr=A]`", where, words[i]);
+      const std::string key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+      if (key == "slots") {
+        h.slots = parse_slots(value, where);
+      } else if (key == "addr") {
+        SF_ENFORCE(!value.empty(), InvalidArgument, "{}: addr= needs an address", where);
+        h.addr = value;
+      } else {
+        SF_THROW(InvalidArgument, "{}: unknown key '{}'; a line reads `host [slots=K] [addr=A]`", where, key);
+      }
+    }
+    SF_ENFORCE(seen.insert(h.host).second, InvalidArgument, "{}: host '{}' is listed twice", where, h.host);
+    hosts.push_back(h);
+  }
+  SF_ENFORCE(!hosts.empty(), InvalidArgument, "{}: names no host", file);
+  return hosts;
+}
+
+std::vector<HostEntry> read_hostfile(const std::string& path) {
+  std::ifstream in(path);
+  SF_ENFORCE(in, IoError, "hostfile {}: cannot read it: {}", path, std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_hostfile(text.str(), path);
+}
+
+}  // namespace sf::sfrun

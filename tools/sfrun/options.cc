@@ -1,0 +1,89 @@
+#include "tools/sfrun/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/error.h"
+
+namespace sf::sfrun {
+
+namespace {
+
+std::unique_ptr<CLI::App> make_app(Options& o) {
+  auto app = std::make_unique<CLI::App>(
+      "sfrun: starts the N ranks of a shardflow job on this host or on the hosts of a hostfile, writes\n"
+      "each rank's output to LOG_DIR/JOB/rank.R/{stdout,stderr}, and stops the whole job, naming the\n"
+      "rank, when one rank fails.",
+      "sfrun");
+  app->add_option("-n,--np", o.n, "number of ranks (world size)")->required();
+  app->add_option("--nproc-per-node", o.nproc_per_node, "at most K ranks on each host");
+  app->add_option("--hostfile", o.hostfile, "hosts, one per line: `host [slots=K] [addr=A]`");
+  app->add_option("--transport", o.transport, "zmq (default) or mpi (the ranks are started by mpirun)");
+  app->add_option("--log-dir", o.log_dir, "where the per-rank logs go (default log_output)");
+  app->add_option("--job-id", o.job_id, "the job's name under the log dir (default: first unused 1, 2, ...)");
+  app->add_option("--timeout", o.timeout, "seconds a collective may wait before it fails naming the silent ranks");
+  app->add_flag("--tee", o.tee, "also print every rank's output here, each line prefixed [rank R]");
+  app->add_flag("--dry-run", o.dry_run, "print the rank -> host plan and exit");
+  app->add_option("--agent", o.agent,
+                  "how to run a shell command line on a remote host: {host} is replaced by the host, else the "
+                  "host is appended; the command line comes last (default `ssh -o BatchMode=yes`)");
+  app->add_option("--master-addr", o.master_addr, "the rendezvous address (default: rank 0's host)");
+  app->add_option("--master-port", o.master_port, "the rendezvous port (default: a free one)");
+  app->add_option("--grace", o.grace, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
+  app->add_option("--probe-timeout", o.probe_timeout, "seconds each host has to answer the preflight (default 10)");
+  app->add_option("--mpirun", o.mpirun, "--transport mpi: the mpirun program (default mpirun)");
+  app->add_option("--mpirun-args", o.mpirun_args, "--transport mpi: extra arguments for mpirun");
+  app->add_flag("--mpi-rank", o.mpi_rank, "internal: keep one rank's logs under mpirun")->group("");
+  // Everything from PROGRAM on belongs to the program, with or without `--` before it: it is
+  // what CLI11 leaves over.
+  app->prefix_command();
+  app->footer("PROGRAM ARGS...: the program every rank runs, after `--` or after the last sfrun option");
+  return app;
+}
+
+void check_values(Options& o) {
+  SF_ENFORCE(o.n >= 1, InvalidArgument, "-n {}: a job needs at least one rank", o.n);
+  SF_ENFORCE(!o.nproc_per_node || *o.nproc_per_node >= 1, InvalidArgument,
+             "--nproc-per-node {}: must be at least 1", *o.nproc_per_node);
+  SF_ENFORCE(o.transport == "zmq" || o.transport == "mpi", InvalidArgument,
+             "--transport {}: must be zmq or mpi", o.transport);
+  SF_ENFORCE(!o.timeout || *o.timeout > 0, InvalidArgument, "--timeout {}: must be a positive number of seconds",
+             *o.timeout);
+  SF_ENFORCE(!o.master_port || (*o.master_port >= 1 && *o.master_port <= 65535), InvalidArgument,
+             "--master-port {}: must be in 1..65535", *o.master_port);
+  SF_ENFORCE(o.grace >= 0, InvalidArgument, "--grace {}: must not be negative", o.grace);
+  SF_ENFORCE(o.probe_timeout > 0, InvalidArgument, "--probe-timeout {}: must be positive", o.probe_timeout);
+  SF_ENFORCE(!o.log_dir.empty(), InvalidArgument, "--log-dir: must not be empty");
+  SF_ENFORCE(o.job_id.find('/') == std::string::npos && o.job_id != "." && o.job_id != "..", InvalidArgument,
+             "--job-id '{}': must be a plain name (no '/')", o.job_id);
+  if (!o.command.empty() && o.command.front() == "--") o.command.erase(o.command.begin());
+  SF_ENFORCE(!o.command.empty(), InvalidArgument, "no program given: sfrun -n N [options] -- PROGRAM ARGS...");
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  auto app = make_app(o);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    throw HelpRequested();
+  } catch (const CLI::ParseError& e) {
+    SF_THROW(InvalidArgument, "{}", e.what());
+  }
+  o.command = app->remaining();
+  check_values(o);
+  return o;
+}
+
+std::string usage() {
+  Options o;
+  auto app = make_app(o);
+  return "Usage: sfrun -n N [options] [--] PROGRAM ARGS...\n\n" + app->help();
+}
+
+}  // namespace sf::sfrun

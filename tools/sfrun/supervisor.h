@@ -1,0 +1,87 @@
+// Supervisor: runs the ranks of a job to the end and fails the whole job fast.
+//
+//   * Starts every rank (process.h), writes a remote rank's secret line to its agent's stdin,
+//     and streams each rank's stdout/stderr into its RankLog.
+//   * The first rank that exits non-zero or dies of a signal fails the job: every other rank
+//     gets SIGTERM (a remote one: a TERM line to its wrapper), and whatever still runs `grace`
+//     later gets SIGKILL (its whole process group; a remote wrapper's stdin is closed, which
+//     kills its program). The summary names that rank: `sfrun: rank 3 exited with signal 9
+//     (Killed) — see log_output/1/rank.3/stdout`, then its last stderr line and the first comm
+//     timeout report of any rank.
+//   * SIGINT/SIGTERM/SIGHUP to sfrun are forwarded to every rank (a remote one gets TERM), with
+//     the same SIGKILL after `grace`; a second one kills at once.
+//   * Returns once every rank is reaped and its output drained. sfrun is the subreaper of the
+//     ranks' process trees, so what a rank leaves behind is reaped too.
+//
+// The caller blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP (block_job_signals) before anything is
+// started, so no signal is lost between the start and the loop; the supervisor reads them from
+// a signalfd.
+//
+// Threading: one thread. Owns the children's descriptors; the RankLogs are the caller's.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/sfrun/launch.h"
+#include "tools/sfrun/rank_log.h"
+
+namespace sf::sfrun {
+
+// Blocks the signals the supervisor reads (also SIGPIPE, ignored: a closed pipe is an error
+// return, not a death).
+void block_job_signals();
+
+struct JobResult {
+  int exit_code = 0;        // 0; the first failed rank's code (128+N for signal N); 128+N when interrupted
+  int failed_rank = -1;     // -1 when none failed
+  std::string summary;      // the lines sfrun prints last
+  std::chrono::milliseconds stop_time{0};  // from the first failure (or signal) to the last rank reaped
+};
+
+class Supervisor {
+ public:
+  // `logs[i]` receives the output of launches[i]; `job_dir` is how the summary names the logs
+  // (job_dir/rank.R/stdout).
+  Supervisor(std::vector<RankLaunch> launches, std::vector<std::unique_ptr<RankLog>>& logs, std::string job_dir,
+             std::chrono::milliseconds grace);
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  JobResult run();
+
+ private:
+  struct Rank;
+  using Clock = std::chrono::steady_clock;
+
+  void start_all();
+  void reap();
+  void pump(Rank& r, bool is_err);
+  void on_signal(int signo);
+  void stop(int signo);
+  void signal_rank(Rank& r, int signo);
+  void kill_all();
+  bool all_reaped() const;
+  JobResult finish();
+
+  std::vector<RankLaunch> launches_;
+  std::vector<std::unique_ptr<RankLog>>& logs_;
+  std::string job_dir_;
+  std::chrono::milliseconds grace_;
+  std::vector<Rank> ranks_;
+  int signal_fd_ = -1;
+  bool stopping_ = false;
+  bool killed_ = false;
+  int interrupted_by_ = 0;
+  int first_failure_ = -1;
+  std::string start_error_;
+  std::vector<int> stopped_;  // ranks still running when the stop began
+  Clock::time_point started_{}, stop_started_{}, kill_at_{}, drain_until_{};
+};
+
+}  // namespace sf::sfrun
