@@ -1,0 +1,54 @@
+# Bad input is refused before any rank starts, with exit status 2 and a message naming the
+# problem: a bad hostfile line (FILE:LINE), too few slots, an unreachable host, a port in use,
+# -n 0, a program that does not exist. Nothing is started: no job directory, no process.
+source "$TEST_DIR/lib.sh"
+marker=sfrun-bad-input-$id
+# refused NAME TEXT SFRUN-ARGS...: sfrun exits 2, says TEXT, and started nothing.
+refused() {
+  local name=$1 text=$2
+  shift 2
+  local rc=0
+  "$SFRUN" --log-dir "$logs" --job-id "$name" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  [[ $rc -eq 2 ]] || { show "$work/$name.err"; fail "$name: sfrun exited $rc, expected 2"; }
+  expect_in "$work/$name.err" "$text"
+  [[ ! -e $logs/$name ]] || fail "$name: the job directory was created"
+  ! pgrep -f -- "$marker" >/dev/null || fail "$name: a process of the job is running"
+  echo "ok: $name: $(head -1 "$work/$name.err")"
+}
+
+printf 'localhost slots=2\n\nhostB slots=two\n' >"$work/hosts1"
+refused hostfile_value "$work/hosts1:3: slots=two is not a whole number" -n 2 --hostfile "$work/hosts1" -- "$JOB_MAIN" "$marker"
+printf 'localhost slots=2\nhostB sluts=2\n' >"$work/hosts2"
+refused hostfile_key "$work/hosts2:2: unknown key 'sluts'" -n 2 --hostfile "$work/hosts2" -- "$JOB_MAIN" "$marker"
+printf 'localhost slots=2 extra\n' >"$work/hosts3"
+refused hostfile_word "$work/hosts3:1: 'extra' is not key=value" -n 2 --hostfile "$work/hosts3" -- "$JOB_MAIN" "$marker"
+refused hostfile_missing "hostfile $work/nope: cannot read it" -n 2 --hostfile "$work/nope" -- "$JOB_MAIN" "$marker"
+printf 'localhost slots=2\n' >"$work/hosts4"
+refused slots "-n 3 needs 3 slots, but $work/hosts4 offers only 2 (localhost 2)" -n 3 --hostfile "$work/hosts4" -- \
+  "$JOB_MAIN" "$marker"
+
+# A host the agent cannot reach (a network namespace that does not exist).
+printf 'localhost slots=1\nsfrun-no-such-host-%s slots=1 addr=10.254.254.254\n' "$id" >"$work/hosts5"
+refused unreachable "host sfrun-no-such-host-$id is not reachable: \`ip netns exec sfrun-no-such-host-$id sh -c\`" \
+  -n 2 --hostfile "$work/hosts5" --agent 'ip netns exec {host} sh -c' -- "$JOB_MAIN" "$marker"
+# A host that does not answer at all within --probe-timeout.
+printf 'sfrun-silent-host-%s slots=1\n' "$id" >"$work/hosts6"
+refused silent "sfrun-silent-host-$id\` did not answer within 1 s" \
+  -n 1 --hostfile "$work/hosts6" --agent "sh -c 'sleep 30'" --probe-timeout 1 --master-addr 10.254.254.254 -- "$JOB_MAIN" "$marker"
+
+# A port in use, given explicitly.
+coproc holder { "$PORT_HOLDER"; }
+read -r port <&"${holder[0]}"
+cleanups+=("kill $holder_PID 2>/dev/null")
+refused port "rendezvous: port $port on 127.0.0.1 is in use (--master-port $port)" -n 2 --master-port "$port" -- \
+  "$JOB_MAIN" "$marker"
+
+refused n0 "-n 0: a job needs at least one rank" -n 0 -- "$JOB_MAIN" "$marker"
+refused no_program "PROGRAM $work/no-such-program: does not exist" -n 2 -- "$work/no-such-program" "$marker"
+refused no_program_path "PROGRAM no-such-program-$id: no executable of that name in PATH" -n 2 -- "no-such-program-$id" "$marker"
+refused not_executable "PROGRAM $TEST_DIR/lib.sh: is not executable" -n 2 -- "$TEST_DIR/lib.sh" "$marker"
+refused no_command "no program given" -n 2
+refused transport "--transport tcp: must be zmq or mpi" -n 2 --transport tcp -- "$JOB_MAIN" "$marker"
+# Everything wrong at once is said at once.
+refused several "2 problems:" -n 2 --master-port "$port" -- "$work/no-such-program" "$marker"
+echo PASS

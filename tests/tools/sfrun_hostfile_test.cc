@@ -1,0 +1,54 @@
+// sfrun's hostfile grammar: `host [slots=K] [addr=A]`, comments and blank lines; every bad line
+// is refused naming FILE:LINE.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "tools/sfrun/hostfile.h"
+
+namespace sf::sfrun {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_hostfile(text, "hosts");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SfrunHostfile, ParsesHostsSlotsAddressesAndComments) {
+  const auto hosts = parse_hostfile("# cluster\nnode1 slots=4\n\n  node2   slots=2 addr=10.0.0.2  # two\nnode3\n", "h");
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].host, "node1");
+  EXPECT_EQ(hosts[0].slots, 4);
+  EXPECT_EQ(hosts[0].addr, "");
+  EXPECT_EQ(hosts[0].line, 2);
+  EXPECT_EQ(hosts[1].host, "node2");
+  EXPECT_EQ(hosts[1].slots, 2);
+  EXPECT_EQ(hosts[1].addr, "10.0.0.2");
+  EXPECT_EQ(hosts[1].line, 4);
+  EXPECT_EQ(hosts[2].slots, 1);
+}
+
+TEST(SfrunHostfile, RefusesBadLinesNamingFileAndLine) {
+  EXPECT_THAT(error_of("a slots=2\nb slots=zero\n"), HasSubstr("hosts:2: slots=zero is not a whole number"));
+  EXPECT_THAT(error_of("a slots=0\n"), HasSubstr("hosts:1: slots=0"));
+  EXPECT_THAT(error_of("a slots=-3\n"), HasSubstr("hosts:1: slots=-3"));
+  EXPECT_THAT(error_of("a\n\nb cpus=2\n"), HasSubstr("hosts:3: unknown key 'cpus'"));
+  EXPECT_THAT(error_of("a slots 2\n"), HasSubstr("hosts:1: 'slots' is not key=value"));
+  EXPECT_THAT(error_of("slots=2\n"), HasSubstr("hosts:1: 'slots=2' is not a host name"));
+  EXPECT_THAT(error_of("a addr=\n"), HasSubstr("hosts:1: addr= needs an address"));
+  EXPECT_THAT(error_of("a\nb\na slots=2\n"), HasSubstr("hosts:3: host 'a' is listed twice"));
+  EXPECT_THAT(error_of("# nothing\n\n"), HasSubstr("hosts: names no host"));
+}
+
+TEST(SfrunHostfile, MissingFileIsAnIoError) {
+  EXPECT_THROW(read_hostfile("/nonexistent/sfrun-hosts"), IoError);
+}
+
+}  // namespace
+}  // namespace sf::sfrun
