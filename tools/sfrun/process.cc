@@ -45,8 +45,8 @@ std::vector<std::string> merged_env(const std::vector<std::string>& set) {
 }
 
 // In the forked child: only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(const SpawnSpec& spec, char* const* argv, char* const* envp, int in, int out, int err,
-                             int report, pid_t parent) {
+[[noreturn]] void exec_child(char* const* argv, char* const* envp, int in, int out, int err, int report,
+                             pid_t parent) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // sfrun died before prctl took hold
@@ -58,7 +58,6 @@ std::vector<std::string> merged_env(const std::vector<std::string>& set) {
   ::dup2(in, 0);
   ::dup2(out, 1);
   ::dup2(err, 2);
-  (void)spec;
   ::execvpe(argv[0], argv, envp);
   const int e = errno;
   (void)!::write(report, &e, sizeof(e));
@@ -85,7 +84,7 @@ Child spawn_child(const SpawnSpec& spec) {
   if (spec.stdin_pipe) make_pipe(in);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child(spec, argv.data(), envp.data(), in[0], out[1], err[1], report[1], parent);
+  if (pid == 0) exec_child(argv.data(), envp.data(), in[0], out[1], err[1], report[1], parent);
   const int fork_errno = errno;
   ::close(out[1]);
   ::close(err[1]);
