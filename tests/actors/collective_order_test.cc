@@ -1,7 +1,7 @@
 // The collective actor runs a group's collectives in program order on every rank: two
 // independent AllReduces on group "pair" (ranks 0 and 1) whose inputs become ready in opposite
 // orders on the two ranks still pair up. Each rank's delayed input waits for a Receive (on the
-// world group, so on another collective actor) that a helper rank sends only after a pause:
+// world group, so on another collective actor) that a helper rank sends a pause into each step:
 // on rank 0 the first AllReduce's input, on rank 1 the second's. The trace shows the opposite
 // arrival orders; the sums show the pairing (a mispairing would add a to b).
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <semaphore>
 #include <string>
 #include <thread>
 
@@ -43,13 +44,17 @@ TEST(CollectiveOrder, IndependentAllReducesPairUpWhateverOrderTheirInputsArrive)
   auto world = comm::make_inproc_world(4);
   std::vector<std::map<std::pair<std::string, int64_t>, double>> starts(2);
   std::vector<std::vector<Tensor>> results(2);
+  // started[r]: rank r has launched a step, so its helper may start the pause.
+  std::counting_semaphore<kSteps> started[2] = {std::counting_semaphore<kSteps>(0),
+                                                std::counting_semaphore<kSteps>(0)};
   commtest::run_ranks(4, [&](int r) {
-    if (r >= 2) {  // the helper of rank r - 2: releases its delayed input after a pause, each step
+    if (r >= 2) {  // the helper of rank r - 2: releases its delayed input a pause into each step
       comm::SendOptions o;
       o.group = comm::world_group(world[r]);
       o.dest = r - 2;
       o.sr_tag = kTag;
       for (int step = 0; step < kSteps; ++step) {
+        started[r - 2].acquire();
         std::this_thread::sleep_for(kPause);
         comm::send(Tensor::full({64, 64}, 0.5f), o);
       }
@@ -70,6 +75,7 @@ TEST(CollectiveOrder, IndependentAllReducesPairUpWhateverOrderTheirInputsArrive)
     const Value sum_a = pair.all_reduce(a_in), sum_b = pair.all_reduce(b_in);
     Runtime rt(g, {sum_a.id, sum_b.id}, actortest::with_collectives(ctx, /*trace=*/true));
     for (int step = 0; step < kSteps; ++step) {
+      started[r].release();
       const auto& got =
           rt.run({{a.id, Tensor::full({64, 64}, 1.0f + r + step)}, {b.id, Tensor::full({64, 64}, 10.0f * (r + 1))}});
       results[r].push_back(got[0].clone());
