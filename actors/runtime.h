@@ -10,7 +10,8 @@
 // Collective nodes (ops/collective_attrs.h) run on one collective actor per group
 // (actors/collective_actor.h), in the graph's node order, on the comm groups that
 // RuntimeOptions::collectives maps their group names to: one Runtime per rank, each with its
-// rank's context. Every rank must build the same sequence of collective nodes per group.
+// rank's context. Every rank must run the same sequence of collective nodes per group (same
+// graph and fetches, up to its own Send/Receive), since the program order is the node order.
 //
 // Threading: run() and bind() are called from one thread at a time (the owner's); the
 // actors run on the runtime's own worker threads. CAF is kept out of this header.
