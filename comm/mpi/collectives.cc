@@ -1,5 +1,7 @@
 #include "comm/mpi/collectives.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 
 #include "core/error.h"
@@ -41,8 +43,8 @@ void Collectives::submit(std::shared_ptr<NativeOp> op) {
   Key key{op->group_id, op->world_ranks};
   auto [it, fresh] = groups_.try_emplace(key);
   GroupComm& g = it->second;
-  if (g.comm != MPI_COMM_NULL) {
-    issue(g.comm, std::move(op));
+  if (g.comm != MPI_COMM_NULL && g.waiting.empty() && !g.chunking) {
+    issue(g, std::move(op));
     return;
   }
   if (fresh) {  // ask the sequencer: group id, then the world ranks
@@ -54,8 +56,36 @@ void Collectives::submit(std::shared_ptr<NativeOp> op) {
   ++waiting_;
 }
 
-void Collectives::issue(MPI_Comm comm, std::shared_ptr<NativeOp> op) {
+void Collectives::drain(GroupComm& g) {
+  while (g.comm != MPI_COMM_NULL && !g.chunking && !g.waiting.empty()) {
+    std::shared_ptr<NativeOp> op = std::move(g.waiting.front());
+    g.waiting.pop_front();
+    --waiting_;
+    issue(g, std::move(op));
+  }
+}
+
+void Collectives::issue_chunk(InFlight& f, int64_t begin) {
+  const NativeRequest& q = f.op->req;
+  Tensor out = q.output;
+  const int64_t count = q.input.numel();
+  const int64_t len = std::min(count - begin, kAllReduceChunkBytes / static_cast<int64_t>(dtype_size(q.input.dtype())));
+  const size_t off = static_cast<size_t>(begin) * dtype_size(q.input.dtype());
+  MPI_Iallreduce(static_cast<const std::byte*>(q.input.raw()) + off, static_cast<std::byte*>(out.raw()) + off,
+                 count_of(len), type_of(q.input.dtype(), q.collective, q.op), op_of(q.op), f.group->comm, &f.request);
+  f.next = begin + len < count ? begin + len : -1;
+  f.group->chunking = f.next >= 0;
+}
+
+void Collectives::issue(GroupComm& g, std::shared_ptr<NativeOp> op) {
+  const MPI_Comm comm = g.comm;
   const NativeRequest& q = op->req;
+  if (q.collective == Collective::kAllReduce &&
+      static_cast<int64_t>(q.input.nbytes()) > kAllReduceChunkBytes) {
+    InFlight& f = inflight_.emplace_back(InFlight{std::move(op), MPI_REQUEST_NULL, &g});
+    issue_chunk(f, 0);
+    return;
+  }
   Tensor out = q.output;  // a non-const handle on the output's storage
   const DType dt = q.input.dtype();
   const MPI_Datatype type = type_of(dt, q.collective, q.op);
@@ -91,7 +121,7 @@ void Collectives::issue(MPI_Comm comm, std::shared_ptr<NativeOp> op) {
     op->complete();
     return;
   }
-  inflight_.push_back({std::move(op), req, comm});
+  inflight_.push_back({std::move(op), req, &g});
 }
 
 void Collectives::send_words(int dst, int tag, std::vector<int32_t> words) {
@@ -155,11 +185,7 @@ void Collectives::create(const Key& key, int32_t number) {
   MPI_Comm_create_group(parent_, members, tag, &g.comm);
   MPI_Group_free(&members);
   MPI_Group_free(&world_group);
-  while (!g.waiting.empty()) {
-    issue(g.comm, std::move(g.waiting.front()));
-    g.waiting.pop_front();
-    --waiting_;
-  }
+  drain(g);
 }
 
 bool Collectives::progress() {
@@ -173,9 +199,15 @@ bool Collectives::progress() {
       ++it;
       continue;
     }
+    any = true;
+    if (it->next >= 0) {  // a chunked AllReduce: on to the next chunk; its group may go on after the last
+      issue_chunk(*it, it->next);
+      if (!it->group->chunking) drain(*it->group);
+      ++it;
+      continue;
+    }
     it->op->complete();
     it = inflight_.erase(it);
-    any = true;
   }
   for (auto it = sends_.begin(); it != sends_.end();) {
     int done = 0;
@@ -189,7 +221,7 @@ size_t Collectives::finish() {
   for (Send& s : sends_) MPI_Request_free(&s.request);
   sends_.clear();
   std::set<MPI_Comm> busy_comms;
-  for (const InFlight& f : inflight_) busy_comms.insert(f.comm);
+  for (const InFlight& f : inflight_) busy_comms.insert(f.group->comm);
   for (auto& [key, g] : groups_)
     if (g.comm != MPI_COMM_NULL && !busy_comms.count(g.comm)) MPI_Comm_free(&g.comm);
   return inflight_.size();

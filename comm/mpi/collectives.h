@@ -18,6 +18,14 @@
 // Matching: MPI matches a communicator's collectives by their order, which is the order the
 // ops arrive here — the callers' program order (comm/native_collectives.h).
 //
+// Large AllReduces run as consecutive MPI_Iallreduce calls of at most kAllReduceChunkBytes
+// each: Open MPI's Iallreduce mallocs a temporary buffer of the whole message per call, and
+// glibc serves blocks over 32 MiB with a fresh mmap every time — page faults that cost more
+// than the reduction here. One chunk is in flight at a time, so the heap keeps one chunk's
+// buffer; later ops on the group are issued after the last chunk, so every rank issues the
+// same sequence of MPI calls. Chunking changes no result bit for a given size: every rank
+// splits alike, and each element's reduction stays within its chunk.
+//
 // Messages: on the fabric's duplicate of MPI_COMM_WORLD, with MPI tags the data path does not
 // use: kWantTag (member -> rank 0: group id and world ranks), kGrantTag (rank 0 -> member:
 // grant number, group id, world ranks), and kCreateTagBase + grant number for the creation.
@@ -43,6 +51,7 @@ namespace sf::comm::mpi {
 inline constexpr int kWantTag = 3;
 inline constexpr int kGrantTag = 4;
 inline constexpr int kCreateTagBase = 16;
+inline constexpr int64_t kAllReduceChunkBytes = int64_t{16} << 20;
 
 class Collectives {
  public:
@@ -69,19 +78,27 @@ class Collectives {
   using Key = std::pair<uint32_t, std::vector<int>>;  // group id, world ranks in group order
   struct GroupComm {
     MPI_Comm comm = MPI_COMM_NULL;
-    std::deque<std::shared_ptr<NativeOp>> waiting;  // ops that came before the communicator
+    // Ops not yet issued: they came before the communicator, or while a chunked AllReduce
+    // still had chunks to issue.
+    std::deque<std::shared_ptr<NativeOp>> waiting;
+    bool chunking = false;
   };
   struct InFlight {
     std::shared_ptr<NativeOp> op;
     MPI_Request request;
-    MPI_Comm comm;
+    GroupComm* group;
+    int64_t next = -1;  // chunked AllReduce: the first element of the next chunk, else -1
   };
   struct Send {  // a sequencer message, alive until MPI is done with it
     std::vector<int32_t> words;
     MPI_Request request;
   };
 
-  void issue(MPI_Comm comm, std::shared_ptr<NativeOp> op);
+  void issue(GroupComm& g, std::shared_ptr<NativeOp> op);
+  // Issues g's waiting ops in order, as far as a chunked AllReduce lets it.
+  void drain(GroupComm& g);
+  // Starts the AllReduce chunk of `f` at element `begin`; sets f.next.
+  void issue_chunk(InFlight& f, int64_t begin);
   void send_words(int dst, int tag, std::vector<int32_t> words);
   // Probes for one message under `tag`; false if none is there.
   bool take_words(int tag, int& src, std::vector<int32_t>& words);

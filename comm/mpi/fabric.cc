@@ -350,10 +350,10 @@ void Fabric::start_native(std::shared_ptr<NativeOp> op) {
   wake_.notify_all();
 }
 
-bool Fabric::peer_closed(int src) const {
+uint64_t Fabric::peer_closed(int src) const {
   const Inbox& b = *inboxes_[src];
   std::lock_guard<std::mutex> lock(b.mu);
-  return b.src_closed;
+  return b.closed_order;
 }
 
 void Fabric::deliver(int src, Tag tag, Tensor t) {
@@ -376,6 +376,7 @@ void Fabric::mark_src_closed(int src, std::string why) {
     if (b.src_closed) return;
     b.src_closed = true;
     b.closed_why = std::move(why);
+    b.closed_order = ++closures_;
   }
   b.cv.notify_all();
 }

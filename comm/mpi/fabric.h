@@ -74,8 +74,10 @@ class Fabric {
   // Closes this endpoint (idempotent).
   void close();
   bool closed() const { return closed_.load(); }
-  // True once `src`'s close notice (or a malformed header) has arrived.
-  bool peer_closed(int src) const;
+  // 0 while `src` is open; once its close notice (or a malformed header) has arrived, the
+  // position of that closure among all peers' (1 for the first), so a waiter can blame the
+  // peer that went first.
+  uint64_t peer_closed(int src) const;
 
   // Queues a native collective for the MPI thread (comm/mpi/collectives.h).
   void start_native(std::shared_ptr<NativeOp> op);
@@ -89,6 +91,7 @@ class Fabric {
     detail::TagQueues queues;
     bool src_closed = false;
     std::string closed_why;
+    uint64_t closed_order = 0;
   };
   struct Outgoing;
   struct Incoming;
@@ -102,6 +105,7 @@ class Fabric {
   int size_ = 0;
   int tag_ub_ = 0;
   std::atomic<bool> closed_{false};  // this endpoint: set by close(), read by post/take
+  uint64_t closures_ = 0;             // peers' closures seen so far (MPI thread only)
   std::vector<std::unique_ptr<Inbox>> inboxes_;
 
   // Requests for the thread, guarded by mu_.

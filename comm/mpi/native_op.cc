@@ -27,9 +27,16 @@ void NativeOp::complete() {
 
 int NativeWaiter::closed_member() const {
   if (fabric_.closed()) return fabric_.rank();
-  for (int w : op_->world_ranks)
-    if (w != fabric_.rank() && fabric_.peer_closed(w)) return w;
-  return -1;
+  int first = -1;  // ranks that notice the first loss may close in turn: blame the first
+  uint64_t first_order = 0;
+  for (int w : op_->world_ranks) {
+    const uint64_t order = w == fabric_.rank() ? 0 : fabric_.peer_closed(w);
+    if (order != 0 && (first < 0 || order < first_order)) {
+      first = w;
+      first_order = order;
+    }
+  }
+  return first;
 }
 
 NativeWait NativeWaiter::wait_until(std::chrono::steady_clock::time_point deadline) {

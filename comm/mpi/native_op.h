@@ -49,7 +49,7 @@ class NativeWaiter final : public NativeOperation {
   NativeWait wait_until(std::chrono::steady_clock::time_point deadline) override;
 
  private:
-  // A member whose close notice has arrived, or -1.
+  // The member whose close notice arrived first, or -1.
   int closed_member() const;
 
   const Fabric& fabric_;

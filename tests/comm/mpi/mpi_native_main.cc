@@ -7,7 +7,8 @@
 //  * two groups whose communicators the ranks first ask for in opposite orders (even ranks one
 //    way, odd ranks the other) are both created and used without deadlock;
 //  * AlltoAll along other dims than 0 (packed and unpacked around MPI_Ialltoall), Broadcast
-//    from a root other than 0.
+//    from a root other than 0;
+//  * an AllReduce large enough to run in chunks, with another collective queued behind it.
 // Exits non-zero naming the check and rank on the first deviation.
 #include <chrono>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "comm/mpi/collectives.h"
 #include "comm/mpi/transport.h"
 #include "core/rng.h"
 #include "mpi/mpi_test_main.h"
@@ -125,6 +127,20 @@ void check_other_dims_and_roots(const Group& g, const std::vector<int>& members)
     fail("Broadcast from root " + std::to_string(root));
 }
 
+void check_chunked(const Group& g, const std::vector<int>& members) {
+  const int me = g.rank();
+  const int64_t count = 2 * mpi::kAllReduceChunkBytes / 4 + 7;  // two whole chunks and a bit
+  std::vector<Tensor> in, small;
+  for (int w : members) {
+    in.push_back(commtest::make_input({count}, DType::kI32, ReduceOp::kSum, w, 13));
+    small.push_back(commtest::make_input({5}, DType::kF32, ReduceOp::kSum, w, 14));
+  }
+  Work big = all_reduce_async(in[me], {.group = g, .timeout = kTimeout});
+  Work after = all_gather_async(small[me], {.group = g, .timeout = kTimeout});
+  if (!bitwise_equal(big.get(), commtest::reduce_all(in, ReduceOp::kSum))) fail("chunked AllReduce");
+  if (!bitwise_equal(after.get(), commtest::concat0(small))) fail("AllGather queued behind a chunked AllReduce");
+}
+
 int run_checks(const std::shared_ptr<Transport>& world) {
   const int n = world->size();
   std::vector<int> all;
@@ -135,6 +151,7 @@ int run_checks(const std::shared_ptr<Transport>& world) {
   check_async_and_sync(wg, all);
   check_opposite_creation_orders(world);
   check_other_dims_and_roots(wg, all);
+  check_chunked(wg, all);
   std::printf("mpi native: rank %d of %d passed\n", world->rank(), n);
   return 0;
 }
