@@ -85,7 +85,7 @@ class Fabric::Engine {
   void begin_close();
   void on_router();
   void on_router_message(size_t count);
-  void on_unproven(Inbound& in, const std::string& rid, const Header& h, size_t count);
+  void on_unproven(Inbound& in, const std::string& rid, const Header& h);
   void on_dealer(int p);
   void on_monitor(int p);
   void pump(int p);
@@ -320,60 +320,65 @@ void Fabric::Engine::refuse(Inbound& in, const std::string& why) {
 void Fabric::Engine::on_router_message(size_t count) {
   const std::string rid(reinterpret_cast<const char*>(parts_[0].data()), parts_[0].size());
   Inbound& in = inbound_[rid];
-  const std::string who = count >= 2 ? address_of(parts_[1]) : "an unknown address";
-  if (in.refused) {
-    ++c_.unauthenticated;
-    return;
-  }
+  const int p = in.rank;  // -1 until the connection has proven the secret
+  auto refuse_unproven = [&](const std::string& why) {
+    if (p < 0) refuse(in, fmt::format("refused a connection from {}: {}", address_of(parts_[1]), why));
+  };
   if (count < 2) {
     ++c_.bad_frame_count;
-    if (in.rank < 0) refuse(in, fmt::format("refused a connection from {}: a message without a header", who));
+    if (p < 0 && !in.refused) refuse(in, "refused a connection: a message without a header");
     return;
   }
+  // A proven peer's payload took credit whatever is wrong with it (comm/zmq/credit.h).
+  auto return_credit = [&] {
+    if (p >= 0) grant(p, charge(count >= 3 ? parts_[2].size() : 0));
+  };
   Header h;
   try {
     h = decode_header(parts_[1].data(), parts_[1].size(), limits_);
   } catch (const MalformedFrame& e) {
     c_.count(e.defect());
-    if (in.rank < 0) {
-      refuse(in, fmt::format("refused a connection from {}: {}", who, e.what()));
-    } else if (count >= 3) {  // a proven peer's payload took credit all the same
-      grant(in.rank, charge(parts_[2].size()));
-    }
-    return;
+    return_credit();
+    return refuse_unproven(e.what());
   }
-  if (in.rank < 0) return on_unproven(in, rid, h, count);
-  const int p = in.rank;
+  if (count != (h.kind == Kind::kData ? 3u : 2u)) {
+    ++c_.bad_frame_count;
+    if (h.kind == Kind::kData) return_credit();
+    return refuse_unproven(fmt::format("a {} message of {} frames", kind_name(h.kind), count - 1));
+  }
+  if (p < 0) return on_unproven(in, rid, h);
   if (h.kind == Kind::kData) {
-    grant(p, charge(count >= 3 ? parts_[2].size() : 0));
-    if (count != 3) {
-      ++c_.bad_frame_count;
-    } else if (h.from != p) {
+    return_credit();
+    if (h.from != p)
       ++c_.bad_sender;
-    } else if (parts_[2].size() != h.nbytes) {
+    else if (parts_[2].size() != h.nbytes)
       ++c_.bad_byte_count;
-    } else {
+    else
       deliver_data(p, h, parts_[2]);
-    }
   } else if (h.kind == Kind::kClose) {
-    if (count != 2) ++c_.bad_frame_count;
-    else if (h.from != p) ++c_.bad_sender;
-    else drop_link(p, false, "closed its endpoint");
+    if (h.from != p)
+      ++c_.bad_sender;
+    else
+      drop_link(p, false, "closed its endpoint");
   } else {
     ++c_.bad_header;  // handshake or rendezvous kinds have no place on a proven connection
   }
 }
 
-void Fabric::Engine::on_unproven(Inbound& in, const std::string& rid, const Header& h, size_t count) {
+void Fabric::Engine::on_unproven(Inbound& in, const std::string& rid, const Header& h) {
   const std::string who = address_of(parts_[1]);
-  if (h.kind == Kind::kHello && !in.hs && count == 2) {
+  if (in.refused) {
+    ++c_.unauthenticated;
+    return;
+  }
+  if (h.kind == Kind::kHello && !in.hs) {
     in.hs = std::make_unique<ServerHandshake>(f_.key_, Purpose::kLink, f_.rank_);
     Message id(rid.data(), rid.size());
     Message ch = header_frame(in.hs->challenge(h));
     if (send_frame(f_.router_, id, true)) send_frame(f_.router_, ch, false);
     return;
   }
-  if (h.kind == Kind::kProof && in.hs && count == 2) {
+  if (h.kind == Kind::kProof && in.hs) {
     const int p = h.from;
     if (!in.hs->accept(h))
       return refuse(in, fmt::format("refused a connection from {} claiming rank {}: it does not prove the job secret",
@@ -386,8 +391,7 @@ void Fabric::Engine::on_unproven(Inbound& in, const std::string& rid, const Head
     f_.set_linked(p, false);
     return;
   }
-  if (count != 2 && h.kind != Kind::kData) ++c_.bad_frame_count;
-  else ++c_.unauthenticated;
+  ++c_.unauthenticated;
   refuse(in, fmt::format("refused a connection from {}: a {} message before the handshake", who, kind_name(h.kind)));
 }
 

@@ -1,8 +1,10 @@
 // One rank of the multi-process failure test (process_failure_test.cc): joins the zmq world
 // described by SF_RANK, SF_WORLD_SIZE, SF_RENDEZVOUS and SF_JOB_SECRET, prints "looping", and
 // runs 1 MiB AllReduces back to back until the driver kills or freezes one rank. Then it
-// prints one line, "PEERLOST rank=<r> at_ns=<steady clock> what=<message>", and exits 3; any
-// other failure exits 1, a wrong result 2, and finishing kMaxSeconds of work 0.
+// prints one line, "PEERLOST rank=<r> at_ns=<steady clock> what=<message>", and stays up with
+// its endpoint open until the driver kills it: a rank that left at once would itself be lost
+// to the ranks still waiting, which would then rightly name it instead. Any other failure
+// exits 1, a wrong result 2, and finishing kMaxSeconds of work 0.
 //
 // Usage: zmq_failure_rank <timeout_ms> <heartbeat_ms>   (data endpoints on tcp://127.0.0.1)
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "comm/comm.h"
 #include "comm/zmq/transport.h"
@@ -53,7 +56,8 @@ int run(int argc, char** argv) {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
     std::printf("PEERLOST rank=%d at_ns=%lld what=%s\n", e.rank(), static_cast<long long>(ns), e.what());
     std::fflush(stdout);
-    std::_Exit(3);  // do not linger on a frozen peer: the driver times this exit
+    std::this_thread::sleep_for(std::chrono::seconds(kMaxSeconds));
+    std::_Exit(3);
   }
   return 0;
 }

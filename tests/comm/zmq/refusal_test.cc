@@ -1,0 +1,200 @@
+// Foreign peers against a running zmq job: while three ranks run collectives, sockets that do
+// not hold the job secret connect to rank 0 — one fails the handshake, one claims a rank with
+// the right secret while that rank is connected, one sends random bytes, one sends well-formed
+// data without a handshake, others send one malformed frame set each (wrong frame count, byte
+// count not matching the shape, a payload over the cap, an unknown sender), and a raw TCP
+// client writes garbage that is not ZMTP at all. Each is refused or dropped, counted under its
+// ZmqStats reason and logged with its address, and the job finishes with correct results.
+#include <zmq.h>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/zmq/handshake.h"
+#include "comm/zmq/header.h"
+#include "comm/zmq/transport.h"
+#include "rank_threads.h"
+
+namespace sf::comm {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using zmq::Header;
+using zmq::Kind;
+
+constexpr uint64_t kCap = 1 << 20;
+
+// A foreign DEALER connected to `endpoint`, speaking raw libzmq.
+class Foreign {
+ public:
+  Foreign(void* ctx, const std::string& endpoint) : s_(zmq_socket(ctx, ZMQ_DEALER)) {
+    const int linger = 0, timeout = 5000;
+    zmq_setsockopt(s_, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s_, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    EXPECT_EQ(zmq_connect(s_, endpoint.c_str()), 0);
+  }
+  ~Foreign() { zmq_close(s_); }
+  void send(const std::vector<std::vector<uint8_t>>& frames) {
+    for (size_t i = 0; i < frames.size(); ++i)
+      zmq_send(s_, frames[i].data(), frames[i].size(), i + 1 < frames.size() ? ZMQ_SNDMORE : 0);
+  }
+  void send(const Header& h) { send({zmq::encode_header(h)}); }
+  Header recv() {
+    std::vector<uint8_t> buf(4096);
+    const int n = zmq_recv(s_, buf.data(), buf.size(), 0);
+    EXPECT_GT(n, 0) << "no answer";
+    return zmq::decode_header(buf.data(), static_cast<size_t>(std::max(n, 0)), {3, kCap});
+  }
+
+ private:
+  void* s_;
+};
+
+Header data_header(int from, Shape shape, uint64_t nbytes) {
+  Header h;
+  h.kind = Kind::kData;
+  h.from = from;
+  h.tag = 1;
+  h.shape = std::move(shape);
+  h.nbytes = nbytes;
+  return h;
+}
+
+// The handshake with `secret`, claiming `rank`; returns after sending the proof.
+void handshake(Foreign& f, const std::string& secret, int rank) {
+  const zmq::JobKey key(secret);
+  const zmq::Nonce mine = zmq::fresh_nonce();
+  Header hello;
+  hello.kind = Kind::kHello;
+  hello.from = rank;
+  hello.auth.assign(mine.begin(), mine.end());
+  f.send(hello);
+  const Header challenge = f.recv();
+  ASSERT_EQ(challenge.kind, Kind::kChallenge);
+  zmq::Nonce theirs{};
+  std::copy(challenge.auth.begin(), challenge.auth.begin() + zmq::kNonceBytes, theirs.begin());
+  const zmq::Proof proof = key.prove('c', zmq::Purpose::kLink, mine, theirs, rank, 0);
+  Header p;
+  p.kind = Kind::kProof;
+  p.from = rank;
+  p.auth.assign(proof.begin(), proof.end());
+  f.send(p);
+}
+
+void attack(const std::string& endpoint, const std::string& secret) {
+  void* ctx = zmq_ctx_new();
+  {
+    Foreign wrong_secret(ctx, endpoint);
+    handshake(wrong_secret, "not the job secret", 2);
+    Foreign hijack(ctx, endpoint);  // the right secret, but rank 1 is connected already
+    handshake(hijack, secret, 1);
+    Foreign random_bytes(ctx, endpoint);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 10; ++i) {
+      std::vector<uint8_t> junk(1 + i * 37);
+      for (auto& c : junk) x ^= x << 13, x ^= x >> 7, x ^= x << 17, c = static_cast<uint8_t>(x);
+      random_bytes.send({junk});
+    }
+    const std::vector<uint8_t> payload(24, 0);
+    Foreign no_handshake(ctx, endpoint);
+    no_handshake.send({zmq::encode_header(data_header(1, {2, 3}, 24)), payload});
+    Foreign frame_count(ctx, endpoint);
+    frame_count.send({zmq::encode_header(data_header(1, {2, 3}, 24)), payload, payload});
+    Foreign byte_count(ctx, endpoint);
+    byte_count.send({zmq::encode_header(data_header(1, {2, 3}, 28)), payload});
+    Foreign oversized(ctx, endpoint);
+    oversized.send({zmq::encode_header(data_header(1, {int64_t{1} << 20}, uint64_t{4} << 20)), payload});
+    Foreign unknown_sender(ctx, endpoint);
+    unknown_sender.send({zmq::encode_header(data_header(7, {2, 3}, 24)), payload});
+    std::this_thread::sleep_for(200ms);  // let the frames leave before the sockets close
+  }
+  zmq_ctx_term(ctx);
+  // Not ZMTP at all: libzmq's own handshake drops it.
+  const std::string hostport = endpoint.substr(6);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(hostport.substr(hostport.rfind(':') + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const char garbage[] = "GET / HTTP/1.0\r\n\r\n\xff\xff\xff\xff\xff\xff\xff\xff";
+    [[maybe_unused]] auto n = ::write(fd, garbage, sizeof garbage);
+  }
+  std::this_thread::sleep_for(50ms);
+  ::close(fd);
+}
+
+TEST(ZmqRefusal, ForeignPeersAreRefusedCountedAndLoggedWhileTheJobGoesOn) {
+  ZmqOptions o;
+  o.scheme = ZmqScheme::kTcp;
+  o.secret = "the job secret";
+  o.max_payload_bytes = kCap;
+  auto world = make_zmq_world(3, o);
+  auto rank0 = std::dynamic_pointer_cast<zmq::ZmqTransport>(world[0]);
+  const std::string endpoint = rank0->endpoint();
+
+  ::testing::internal::CaptureStderr();
+  std::atomic<bool> attack_done{false};
+  std::thread attacker([&] {
+    attack(endpoint, o.secret);
+    attack_done = true;
+  });
+  std::vector<int> iterations(3, 0);
+  // The ranks run collectives until rank 0 has seen the attack end, so every foreign frame
+  // arrives while collectives are in flight; rank 0's decision is broadcast each round.
+  commtest::run_ranks(3, [&](int r) {
+    Group g = world_group(world[r]);
+    const Tensor x = Tensor::full({100'000}, static_cast<float>(r + 1));
+    for (;;) {
+      const Tensor sum = all_reduce(x, {.group = g, .timeout = 20s});
+      ASSERT_EQ(sum.f32()[0], 6.0f);
+      ASSERT_EQ(sum.f32()[99'999], 6.0f);
+      const Tensor gathered = all_gather(Tensor::full({3}, static_cast<float>(r)), {.group = g, .timeout = 20s});
+      ASSERT_EQ(gathered.to_vector(), (std::vector<float>{0, 0, 0, 1, 1, 1, 2, 2, 2}));
+      ++iterations[r];
+      const float go = r == 0 ? (attack_done ? 0.0f : 1.0f) : 0.0f;
+      if (broadcast(Tensor::full({1}, go), {.group = g, .root = 0, .timeout = 20s}).item() == 0.0f) break;
+    }
+  });
+  attacker.join();
+
+  // The last frames may still be on their way through rank 0's I/O thread.
+  const auto end = Clock::now() + 10s;
+  ZmqStats st;
+  while ((st = rank0->stats()).refused_peers < 8 && Clock::now() < end) std::this_thread::sleep_for(10ms);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_GE(iterations[0], 2) << "the attack did not overlap the collectives";
+  EXPECT_EQ(st.refused_peers, 8u) << log;  // one per foreign connection
+  EXPECT_EQ(st.bad_header, 10u) << log;    // the random frames: one connection, every frame counted
+  EXPECT_EQ(st.unauthenticated, 1u) << log;
+  EXPECT_EQ(st.bad_frame_count, 1u);
+  EXPECT_EQ(st.bad_byte_count, 1u);
+  EXPECT_EQ(st.oversized, 1u);
+  EXPECT_EQ(st.bad_sender, 1u);
+  EXPECT_EQ(st.peers_lost, 0u);
+  for (const char* needle : {"refused a connection from 127.0.0.1 claiming rank 2: it does not prove the job secret",
+                             "refused a connection from 127.0.0.1: rank 1 is already connected",
+                             "refused a connection from 127.0.0.1: zmq header: not valid msgpack",
+                             "refused a connection from 127.0.0.1: a data message before the handshake",
+                             "payload of 4194304 bytes over the limit", "sender rank 7 outside a world of 3"})
+    EXPECT_NE(log.find(needle), std::string::npos) << "missing from the log: " << needle << "\n" << log;
+  // The job's own links saw nothing wrong.
+  for (int r = 1; r < 3; ++r) {
+    const ZmqStats other = std::dynamic_pointer_cast<zmq::ZmqTransport>(world[r])->stats();
+    EXPECT_EQ(other.malformed() + other.refused_peers + other.unauthenticated + other.peers_lost, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace sf::comm
