@@ -9,8 +9,9 @@
 // names; default `auto`, the table's choice), to measure the table's alternatives side by side.
 // bench/comm_table.sh sweeps ops x sizes x ranks x transports into one table.
 //
-// inproc: --ranks virtual ranks as threads of this process over make_inproc_world(N); mpi: one
-// rank per process of the mpirun job over make_mpi_world().
+// inproc: --ranks virtual ranks as threads of this process over make_inproc_world(N); zmq:
+// --ranks threads of this process over make_zmq_world(N) on real sockets (--zmq-scheme tcp on
+// 127.0.0.1, or ipc); mpi: one rank per process of the mpirun job over make_mpi_world().
 //
 // Timing (as osu_allreduce): per size, the input tensor is allocated and filled once; warm-up
 // calls (each followed by a barrier) size the first chunk of timed calls; every timed call is
@@ -47,6 +48,7 @@
 
 #include "comm/comm.h"
 #include "comm/mpi/transport.h"
+#include "comm/zmq/transport.h"
 
 namespace {
 
@@ -290,8 +292,8 @@ void print(const Config& cfg, int n, const std::vector<Row>& rows) {
   std::fflush(stdout);
 }
 
-int run_inproc(const Config& cfg) {
-  auto world = comm::make_inproc_world(cfg.ranks);
+// Ranks as threads of this process, one per endpoint of `world`.
+int run_threads(const Config& cfg, const std::vector<std::shared_ptr<comm::Transport>>& world) {
   std::vector<std::exception_ptr> errors(cfg.ranks);
   std::vector<Row> rows;
   std::vector<std::thread> threads;
@@ -343,9 +345,11 @@ int main(int argc, char** argv) {
   std::string sizes = "4K,64K,1M,16M,64M";
   std::string ops = "allreduce";
   std::string algorithm = "auto";
+  std::string zmq_scheme = "tcp";
   CLI::App app{"shardflow comm collective benchmark (OSU-style)"};
-  app.add_option("--transport", cfg.transport, "inproc (threads) or mpi (under mpirun)")
-      ->check(CLI::IsMember({"inproc", "mpi"}));
+  app.add_option("--transport", cfg.transport, "inproc or zmq (threads of this process), mpi (under mpirun)")
+      ->check(CLI::IsMember({"inproc", "zmq", "mpi"}));
+  app.add_option("--zmq-scheme", zmq_scheme, "zmq sockets: tcp (127.0.0.1) or ipc")->check(CLI::IsMember({"tcp", "ipc"}));
   app.add_option("--ranks", cfg.ranks, "virtual ranks for inproc (mpi: must match mpirun -np if given)")
       ->check(CLI::PositiveNumber);
   app.add_option("--op", ops, "allreduce, allgather, reducescatter, broadcast, alltoall: one, a comma list or all");
@@ -378,7 +382,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    return cfg.transport == "mpi" ? run_mpi(cfg, app.count("--ranks") > 0) : run_inproc(cfg);
+    if (cfg.transport == "mpi") return run_mpi(cfg, app.count("--ranks") > 0);
+    if (cfg.transport == "zmq")
+      return run_threads(cfg, comm::make_zmq_world(cfg.ranks, {.scheme = zmq_scheme == "ipc" ? comm::ZmqScheme::kIpc
+                                                                                              : comm::ZmqScheme::kTcp}));
+    return run_threads(cfg, comm::make_inproc_world(cfg.ranks));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sfbench_comm: %s\n", e.what());
     return 1;

@@ -5,9 +5,9 @@
 # of each cell. Raw CSV rows (sfbench_comm's RESULT lines) go to $CSV if set.
 #   bash bench/comm_table.sh                    (needs build/bench/sfbench_comm)
 #   BUILD=build-perf RANKS="2 4" SIZES=4K,16M TRANSPORTS="inproc mpi" BUDGET=0.2 bash bench/comm_table.sh
-# Transports: inproc (threads of one process), mpi (one process per rank under mpirun, shared
-# memory: --mca pml ob1 --mca btl self,vader). zmq gets its column here once its world can be
-# made from sfbench_comm (comm/zmq/transport.h: make_zmq_world).
+# Transports: inproc (threads of one process), zmq (threads of one process over tcp sockets on
+# 127.0.0.1, make_zmq_world), mpi (one process per rank under mpirun, shared memory: --mca pml
+# ob1 --mca btl self,vader).
 # The project's machines have 2 cores: 4 and 8 ranks are oversubscribed (marked *), so their
 # figures measure scheduling as much as the transport.
 set -euo pipefail
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD:-./build}
 ranks_list=${RANKS:-2 4 8}
 sizes=${SIZES:-4K,64K,1M,16M,64M}
-transports=${TRANSPORTS:-inproc mpi}
+transports=${TRANSPORTS:-inproc zmq mpi}
 budget=${BUDGET:-0.2}
 ops=${OPS:-allreduce,allgather,reducescatter,broadcast,alltoall}
 ours=$build/bench/sfbench_comm
@@ -30,7 +30,7 @@ for transport in $transports; do
   for np in $ranks_list; do
     cmd=("$ours" --transport "$transport" --op "$ops" --sizes "$sizes" --budget "$budget")
     case $transport in
-      inproc) cmd+=(--ranks "$np") ;;
+      inproc | zmq) cmd+=(--ranks "$np") ;;
       mpi) cmd=("${mpirun_[@]}" -np "$np" "${cmd[@]}") ;;
       *) echo "unknown transport $transport" >&2; exit 1 ;;
     esac

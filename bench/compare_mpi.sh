@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Side by side, in one run: Open MPI's own collectives (../shared/peers/mpi_allreduce_bench.c,
 # its "osu" timing) over shared memory (vader) and over tcp loopback, PyTorch gloo's all_reduce
-# (../shared/peers/torch_allreduce_bench.py, AllReduce only), and sfbench_comm over the inproc
-# and mpi transports; every op at 2 and 4 ranks by default. Prints one markdown table with the
+# (../shared/peers/torch_allreduce_bench.py, AllReduce only), and sfbench_comm over the inproc,
+# zmq (tcp on 127.0.0.1, ranks as threads of one process) and mpi transports; every op at 2 and
+# 4 ranks by default. Prints one markdown table with the
 # mean time per call (OSU convention: each call timed alone, untimed barrier between calls,
 # mean over ranks) and the ratios the targets are stated in (issue 3):
 #   mpi/vader    = Open MPI vader time / our mpi transport's time  (target >= 0.95)
 #   inproc/vader = our inproc bus bandwidth / Open MPI vader's      (target >= 1.0 at 16 MiB)
 #                  (same bytes and bus factor on both sides, so also a time ratio)
-#   mpi/gloo     = gloo time / our mpi transport's time             (above 1: ours faster)
+#   zmq/gloo     = gloo time / our zmq transport's time             (target >= 1.0 at >= 1 MiB)
+#   zmq/tcp      = Open MPI tcp time / our zmq transport's time     (target >= 0.8 at >= 1 MiB)
 #   bash bench/compare_mpi.sh                 (needs build/bench/sfbench_comm)
 #   BUILD=build-perf RANKS="2 4" OPS=allreduce SIZES=4K,16M BUDGET=0.4 GLOO=0 bash bench/compare_mpi.sh
 # Builds nothing but the peer (mpicc -O2 into $BUILD/bench/peer_mpi_allreduce_bench) when that
@@ -53,7 +55,7 @@ for np in $ranks_list; do
       "${mpirun_[@]}" "${b[@]}" -np "$np" "$peer" -o "$(peer_op "$op")" -s "$sizes" -t "$budget" |
         awk -F, -v s="ompi_$btl" -v op="$op" '$1 == "RESULT" && $3 == "osu" {print s, op, $4, $5, $7, $12}' >> "$rows"
     done
-    for transport in inproc mpi; do
+    for transport in inproc zmq mpi; do
       cmd=("$ours" --transport "$transport" --op "$op" --sizes "$sizes" --budget "$budget")
       if [ $transport = mpi ]; then cmd=("${mpirun_[@]}" "${vader[@]}" -np "$np" "${cmd[@]}"); else cmd+=(--ranks "$np"); fi
       "${cmd[@]}" | awk -F, -v s="$transport" '$1 == "RESULT" {print s, $4, $3, $5, $6, $10}' >> "$rows"
@@ -70,8 +72,8 @@ done
 echo "$cores cores; $(mpirun --version 2>/dev/null | head -1); budget ${budget} s per size; $(date -u +%F' '%H:%M) UTC; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "time per call in µs; * = more ranks than cores (oversubscribed); errors: wrong elements over all sources"
 echo
-echo "| op | ranks | bytes | Open MPI vader | Open MPI tcp | gloo | inproc | mpi | mpi/vader | inproc/vader | mpi/gloo | errors |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| op | ranks | bytes | Open MPI vader | Open MPI tcp | gloo | inproc | zmq | mpi | mpi/vader | inproc/vader | zmq/gloo | zmq/tcp | errors |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 awk -v cores="$cores" -v ops="$ops" -v ranks="$ranks_list" '
   { t[$1, $2, $3, $4] = $5; err[$2, $3, $4] += $6
     if (!(($2, $3, $4) in seen)) { seen[$2, $3, $4] = 1; list[$2, $3, ++n[$2, $3]] = $4 } }
@@ -83,8 +85,9 @@ awk -v cores="$cores" -v ops="$ops" -v ranks="$ranks_list" '
     for (o = 1; o <= no; ++o) for (r = 1; r <= nr; ++r) for (i = 1; i <= n[os[o], rs[r]]; ++i) {
       op = os[o]; np = rs[r]; b = list[op, np, i]
       v = t["ompi_vader", op, np, b]; c = t["ompi_tcp", op, np, b]; g = t["gloo", op, np, b]
-      ip = t["inproc", op, np, b]; m = t["mpi", op, np, b]
-      printf "| %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", op, np, (np > cores ? "*" : ""),
-             human(b), cell(v), cell(c), cell(g), cell(ip), cell(m), ratio(v, m), ratio(v, ip), ratio(g, m), err[op, np, b]
+      ip = t["inproc", op, np, b]; z = t["zmq", op, np, b]; m = t["mpi", op, np, b]
+      printf "| %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", op, np, (np > cores ? "*" : ""),
+             human(b), cell(v), cell(c), cell(g), cell(ip), cell(z), cell(m), ratio(v, m), ratio(v, ip), ratio(g, z),
+             ratio(c, z), err[op, np, b]
     }
   }' "$rows"
