@@ -2,6 +2,11 @@
 // axis; every other dim must match, and so must the dtypes. Viewed as (outer, axis*inner),
 // each input contributes one contiguous chunk per outer index, so the kernel is a sequence
 // of memcpys. The gradient of input i is a StridedSlice of dout over its range on the axis.
+//
+// FlattenConcat(x0, x1, ...) (MindSpore's inner op of that name): the inputs' elements, each
+// flattened in row-major order, one after another in a 1-D output; any shapes, one dtype. It
+// packs gradients into one buffer for a single AllReduce. The gradient of input i is its
+// range of dout, reshaped back.
 #include <cstring>
 
 #include "core/error.h"
@@ -72,10 +77,46 @@ std::vector<int> grad_concat(GradContext& ctx, const Node& fwd, int dout) {
   }
   return grads;
 }
+TypeInfo infer_flatten_concat(const Node& n, const std::vector<const Node*>& in) {
+  int64_t total = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    SF_ENFORCE(in[i]->dtype == in[0]->dtype, ShapeError, "{}: input {} is {}, input 0 is {}", node_label(n), i,
+               dtype_name(in[i]->dtype), dtype_name(in[0]->dtype));
+    total += numel(in[i]->shape);
+  }
+  return {{total}, in[0]->dtype};
+}
+
+void forward_flatten_concat(const Node&, const std::vector<Tensor>& in, Tensor& out) {
+  auto* o = static_cast<std::byte*>(out.raw());
+  for (const Tensor& x : in) {
+    if (x.nbytes()) std::memcpy(o, x.raw(), x.nbytes());
+    o += x.nbytes();
+  }
+}
+
+std::vector<int> grad_flatten_concat(GradContext& ctx, const Node& fwd, int dout) {
+  std::vector<int> grads;
+  int64_t offset = 0;
+  for (size_t i = 0; i < fwd.inputs.size(); ++i) {
+    const Shape& s = ctx.node(fwd.inputs[i]).shape;
+    if (ctx.wants(static_cast<int>(i))) {
+      const int slice = ctx.emit("StridedSlice", {dout}, {{"begin", std::vector<int64_t>{offset}},
+                                                          {"end", std::vector<int64_t>{offset + numel(s)}}});
+      grads.push_back(ctx.emit("Reshape", {slice}, {{"shape", s}}));
+    } else {
+      grads.push_back(-1);
+    }
+    offset += numel(s);
+  }
+  return grads;
+}
 }  // namespace
 
 void register_concat_ops(OpRegistry& r) {
   r.add({.name = "Concat", .arity = -1, .infer = infer_concat, .forward = forward_concat, .grad = grad_concat});
+  r.add({.name = "FlattenConcat", .arity = -1, .infer = infer_flatten_concat, .forward = forward_flatten_concat,
+         .grad = grad_flatten_concat});
 }
 
 }  // namespace sf

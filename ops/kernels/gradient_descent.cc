@@ -1,6 +1,8 @@
 // In-place SGD steps, so that a training step's parameter update runs inside the dataflow
 // (MindSpore's ApplyGradientDescent), as soon as its gradient is ready:
 //   ApplyGradientDescent(var, delta, control...)          var -= alpha * delta
+//     with attr delta_offset: delta is a flat buffer holding var's gradient at that element
+//     offset (a bucket of gradients reduced by one AllReduce), read in place, not copied out
 //   MatMulGradientDescent(var, a, b, control...)           var -= alpha * op(a) op(b)
 // The second fuses a weight gradient's GEMM with its update (sgemm with beta = 1): the
 // gradient is never stored and the parameter is read and written once. Optional attrs
@@ -26,6 +28,13 @@ TypeInfo infer_apply(const Node& n, const std::vector<const Node*>& in) {
   check_controls(n, 2);
   SF_ENFORCE(in[0]->op == "Parameter", InvalidArgument, "{}: var must be a Parameter, got {}", node_label(n),
              node_label(*in[0]));
+  if (n.attrs.has("delta_offset")) {
+    const int64_t off = n.attrs.get_int("delta_offset");
+    SF_ENFORCE(in[1]->dtype == DType::kF32 && off >= 0 && off + numel(in[0]->shape) <= numel(in[1]->shape), ShapeError,
+               "{}: delta {} has no {} elements at offset {} for var {}", node_label(n), shape_str(in[1]->shape),
+               numel(in[0]->shape), off, shape_str(in[0]->shape));
+    return {in[0]->shape, DType::kF32};
+  }
   SF_ENFORCE(in[1]->shape == in[0]->shape && in[1]->dtype == DType::kF32, ShapeError,
              "{}: delta {} does not match var {}", node_label(n), shape_str(in[1]->shape), shape_str(in[0]->shape));
   return {in[0]->shape, DType::kF32};
@@ -34,7 +43,7 @@ TypeInfo infer_apply(const Node& n, const std::vector<const Node*>& in) {
 void apply(const Node& n, const std::vector<Tensor>& in, Tensor& var) {
   const float alpha = static_cast<float>(n.attrs.get_float("alpha"));
   float* p = var.f32();
-  const float* d = in[1].f32();
+  const float* d = in[1].f32() + n.attrs.get_int("delta_offset", 0);
   for (int64_t i = 0; i < var.numel(); ++i) p[i] -= alpha * d[i];
 }
 

@@ -63,3 +63,40 @@ TEST(Concat, GradientsMatchFiniteDifferencesOnAxis1) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+TEST(FlattenConcat, PacksEveryElementInRowMajorOrder) {
+  Graph g;
+  GraphBuilder gb(g);
+  Value a = gb.input("a", {2, 2}), b = gb.input("b", {3}), c = gb.input("c", {1, 1, 1});
+  Value packed = gb.op("FlattenConcat", {a, b, c});
+  ASSERT_EQ(gb.shape(packed), (Shape{8}));
+  const auto out = optest::run_graph(g, {packed.id},
+                                     {{a.id, optest::floats({2, 2}, {1.f, 2.f, 3.f, 4.f})},
+                                      {b.id, optest::floats({3}, {5.f, 6.f, 7.f})},
+                                      {c.id, optest::floats({1, 1, 1}, {8.f})}});
+  EXPECT_EQ(out[0].to_vector(), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+TEST(FlattenConcat, RefusesMixedDtypesNamingTheInput) {
+  Graph g;
+  GraphBuilder gb(g);
+  Value a = gb.input("a", {2}), b = gb.input("b", {2}, DType::kI32);
+  EXPECT_THAT([&] { gb.op("FlattenConcat", {a, b}); },
+              ::testing::ThrowsMessage<ShapeError>(::testing::AllOf(::testing::HasSubstr("FlattenConcat"),
+                                                                    ::testing::HasSubstr("input 1 is i32"))));
+}
+
+TEST(FlattenConcat, GradientsAreEachInputsRangeReshapedBack) {
+  Graph g;
+  GraphBuilder gb(g);
+  Value a = gb.parameter("a", {2, 3}), b = gb.parameter("b", {4});
+  Value y = gb.op("FlattenConcat", {a, b});
+  EXPECT_TRUE(optest::check_gradients(
+      g, y.id, {{a.id, optest::random_tensor({2, 3}, 1)}, {b.id, optest::random_tensor({4}, 2)}}, {a.id, b.id}));
+}
+
+}  // namespace
+}  // namespace sf
