@@ -35,7 +35,13 @@ Dataset Dataset::from_columns(std::vector<std::string> names, std::vector<Tensor
   const std::vector<int64_t> index = shard_indices(whole.num_rows_, num_shards, shard_id);
   for (Tensor& col : whole.columns_) col = gather_rows(col, index);
   whole.num_rows_ = static_cast<int64_t>(index.size());
-  return whole;
+  return std::move(whole).sharded_as(num_shards, shard_id);
+}
+
+Dataset Dataset::sharded_as(int num_shards, int shard_id) && {
+  num_shards_ = num_shards;
+  shard_id_ = shard_id;
+  return std::move(*this);
 }
 
 Dataset Dataset::map(const std::vector<Transform>& transforms, const std::string& column) const {

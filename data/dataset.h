@@ -70,6 +70,10 @@ class Dataset {
   int64_t batch_size() const { return batch_size_; }  // 0 if unbatched
   bool drop_remainder() const { return drop_remainder_; }
   std::optional<uint64_t> shuffle_seed() const { return shuffle_seed_; }
+  // How the source was sharded (1 and 0 when it was not): a data-parallel step checks them
+  // against the ranks of its job.
+  int num_shards() const { return num_shards_; }
+  int shard_id() const { return shard_id_; }
 
   const std::vector<std::string>& column_names() const { return names_; }
   // Position of column `name` in column_names() and in each batch; NotFound if absent.
@@ -83,6 +87,7 @@ class Dataset {
 
  private:
   Dataset(std::vector<std::string> names, std::vector<Tensor> columns);
+  Dataset sharded_as(int num_shards, int shard_id) &&;
 
   std::vector<std::string> names_;
   std::vector<Tensor> columns_;  // shared, never written after construction
@@ -90,6 +95,8 @@ class Dataset {
   std::optional<uint64_t> shuffle_seed_;
   int64_t batch_size_ = 0;
   bool drop_remainder_ = true;
+  int num_shards_ = 1;
+  int shard_id_ = 0;
 };
 
 }  // namespace sf::dataset

@@ -52,7 +52,7 @@ Dataset Dataset::generator(const RowFn& fn, int64_t num_rows, std::vector<std::s
   }
   if (rows == 0)  // nothing to learn shapes from: empty f32 columns
     for (Tensor& col : columns) col = Tensor(Shape{0}, DType::kF32);
-  return Dataset(std::move(column_names), std::move(columns));
+  return Dataset(std::move(column_names), std::move(columns)).sharded_as(num_shards, shard_id);
 }
 
 }  // namespace sf::dataset

@@ -57,7 +57,7 @@ Dataset Dataset::mnist(const std::string& dir, const std::string& usage, int num
     for (int64_t p = 0; p < pixels; ++p) x[j * pixels + p] = static_cast<float>(src[p]);
     y[j] = labels.bytes[index[j]];
   }
-  return Dataset({"image", "label"}, {std::move(image), std::move(label)});
+  return Dataset({"image", "label"}, {std::move(image), std::move(label)}).sharded_as(num_shards, shard_id);
 }
 
 }  // namespace sf::dataset

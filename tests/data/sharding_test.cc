@@ -75,5 +75,19 @@ TEST(Sharding, FromColumnsShardsEveryColumnAlike) {
   }
 }
 
+TEST(Sharding, DatasetsRememberHowTheyWereShardedThroughMapShuffleAndBatch) {
+  Dataset whole = Dataset::from_columns({"id"}, {Tensor::from_vector({10}, std::vector<int32_t>(10, 1))});
+  EXPECT_EQ(whole.num_shards(), 1);
+  EXPECT_EQ(whole.shard_id(), 0);
+  Dataset part = Dataset::from_columns({"id"}, {Tensor::from_vector({10}, std::vector<int32_t>(10, 1))}, 4, 3)
+                     .shuffle(1)
+                     .batch(2);
+  EXPECT_EQ(part.num_shards(), 4);
+  EXPECT_EQ(part.shard_id(), 3);
+  Dataset gen = Dataset::generator([](int64_t) { return std::vector<Tensor>{Tensor({2})}; }, 6, {"x"}, 3, 1);
+  EXPECT_EQ(gen.num_shards(), 3);
+  EXPECT_EQ(gen.shard_id(), 1);
+}
+
 }  // namespace
 }  // namespace sf::dataset
