@@ -1,0 +1,44 @@
+#include "parallel/context.h"
+
+#include <mutex>
+
+#include "core/error.h"
+
+namespace sf {
+
+namespace {
+std::mutex g_mu;
+AutoParallelContext g_context;
+}  // namespace
+
+void set_auto_parallel_context(const AutoParallelContext& context) {
+  SF_ENFORCE(context.bucket_bytes >= 0, InvalidArgument,
+             "set_auto_parallel_context: bucket_bytes must be >= 0 (0 = one bucket per gradient), got {}",
+             context.bucket_bytes);
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_context = context;
+}
+
+AutoParallelContext get_auto_parallel_context() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_context;
+}
+
+void reset_auto_parallel_context() { set_auto_parallel_context({}); }
+
+std::string_view parallel_mode_name(ParallelMode mode) {
+  switch (mode) {
+    case ParallelMode::kStandAlone: return "stand_alone";
+    case ParallelMode::kDataParallel: return "data_parallel";
+    case ParallelMode::kHybridParallel: return "hybrid_parallel";
+    case ParallelMode::kSemiAutoParallel: return "semi_auto_parallel";
+    case ParallelMode::kAutoParallel: return "auto_parallel";
+  }
+  return "unknown";
+}
+
+bool reduces_gradients(ParallelMode mode) {
+  return mode == ParallelMode::kDataParallel || mode == ParallelMode::kHybridParallel;
+}
+
+}  // namespace sf

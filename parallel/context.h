@@ -1,0 +1,56 @@
+// The parallel context: MindSpore's set_auto_parallel_context / get_auto_parallel_context,
+// the process-wide choice of how a training step is spread over the ranks of a job.
+//
+//   sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel,
+//                                  .gradients_mean = true});
+//
+// Set it once, before networks and models are built (Model reads it when it is constructed,
+// as MindSpore's TrainOneStepCell does). The modes:
+//   kStandAlone      one device, or collectives the program calls itself with no gradient
+//                    reduction (every rank steps on its own gradients);
+//   kDataParallel    every rank holds all parameters and its own shard of the data; the
+//                    gradients are AllReduced (and divided by the number of ranks when
+//                    gradients_mean) before the optimizer uses them;
+//   kHybridParallel  manual parallel: the program slices data or model and calls collectives
+//                    itself, and the gradients of the (replicated) parameters are reduced as
+//                    in kDataParallel (MindSpore's TrainOneStepCell reduces them in exactly
+//                    these two modes);
+//   kSemiAutoParallel, kAutoParallel  operator-level sharding; not implemented yet, refused.
+// bucket_bytes is the size at which a gradient bucket closes (MindSpore's comm_fusion
+// "allreduce" size, PyTorch DDP's bucket_cap_mb): gradients are reduced in buckets of about
+// that many bytes, each AllReduced as soon as its last gradient is computed.
+//
+// Knows nothing of ranks or transports: the number of devices comes from the job
+// (comm::get_group_size), not from here.
+// Threading: set/get/reset are thread-safe (a mutex); virtual ranks of one process share the
+// one context, as every process of a MindSpore job sets the same one.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace sf {
+
+enum class ParallelMode { kStandAlone, kDataParallel, kHybridParallel, kSemiAutoParallel, kAutoParallel };
+
+inline constexpr int64_t kDefaultBucketBytes = int64_t{1} << 20;  // see docs/benchmarks.md
+
+struct AutoParallelContext {
+  ParallelMode parallel_mode = ParallelMode::kStandAlone;
+  bool gradients_mean = false;
+  int64_t bucket_bytes = kDefaultBucketBytes;
+};
+
+// Throws InvalidArgument for a negative bucket_bytes.
+void set_auto_parallel_context(const AutoParallelContext& context);
+AutoParallelContext get_auto_parallel_context();
+// Back to the defaults (MindSpore's reset_auto_parallel_context).
+void reset_auto_parallel_context();
+
+// MindSpore's names: "stand_alone", "data_parallel", "hybrid_parallel", "semi_auto_parallel",
+// "auto_parallel".
+std::string_view parallel_mode_name(ParallelMode mode);
+// True for the modes whose training step reduces the gradients of replicated parameters.
+bool reduces_gradients(ParallelMode mode);
+
+}  // namespace sf
