@@ -1,5 +1,6 @@
 #include "train/model.h"
 
+#include "comm/rank_context.h"
 #include "core/error.h"
 #include "train/sgd_in_graph.h"
 
@@ -23,7 +24,13 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
             if (parts.size() > 1) loss = b.mul(loss, b.fill({}, 1.0f / static_cast<float>(parts.size())));
             std::vector<int> params;
             std::vector<int> grads = parameter_gradients(b.graph(), loss.id, optimizer_->parameters(), &params);
-            if (auto lr = optimizer_->in_graph_sgd_rate()) {
+            const auto lr = optimizer_->in_graph_sgd_rate();
+            if (reduce_) {
+              // The update needs every rank's gradient: reduce, then step (mean folded into lr).
+              const ReducedGradients reduced = reduce_->append(b.graph(), grads, !lr);
+              grads = lr ? append_reduced_sgd_updates(b.graph(), params, reduced, *lr * reduce_->scale())
+                         : unpack_reduced(b.graph(), reduced, grads);
+            } else if (lr) {
               std::vector<WholeInput> wholes;
               for (size_t c = 0; c < p.wholes.size(); ++c) {
                 wholes.push_back({{}, p.wholes[c]});
@@ -34,13 +41,35 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
             p.fetches = {loss.id};
             p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
           },
-          optimizer_->parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {}
+          optimizer_->parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {
+  nn::check_parameters_of("Model", optimizer_->parameters(), net_.trainable_params());
+  mode_ = get_auto_parallel_context().parallel_mode;
+  SF_ENFORCE(mode_ == ParallelMode::kStandAlone || reduces_gradients(mode_), InvalidArgument,
+             "Model: parallel_mode {} is not supported yet (stand_alone, data_parallel, hybrid_parallel are)",
+             parallel_mode_name(mode_));
+  if (reduces_gradients(mode_)) {
+    nn::GradReduceSpec spec = nn::grad_reduce_spec();
+    if (!spec.identity()) reduce_ = spec;
+  }
+}
+
+namespace {
+// Data parallel: each rank must read its own shard, or the ranks would train on the same rows.
+void check_sharding(const dataset::Dataset& ds, int size) {
+  const int rank = comm::get_rank();
+  SF_ENFORCE(ds.num_shards() == size && ds.shard_id() == rank, InvalidArgument,
+             "Model::train: data parallel over {} ranks needs each rank's dataset sharded with num_shards = {} and "
+             "shard_id = its rank ({}); this dataset has num_shards = {}, shard_id = {}",
+             size, size, rank, ds.num_shards(), ds.shard_id());
+}
+}  // namespace
 
 void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks) {
   SF_ENFORCE(epochs >= 1, InvalidArgument, "Model::train: epochs must be >= 1, got {}", epochs);
   SF_ENFORCE(train_set.batch_size() > 0, InvalidArgument, "Model::train: the dataset is not batched (call batch())");
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
+  if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
   const bool in_graph = optimizer_->in_graph_sgd_rate().has_value();
   std::vector<Tensor> grads;
   RunContext ctx;

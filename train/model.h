@@ -3,6 +3,14 @@
 // reports accuracy. As MindSpore's TrainOneStepCell, a plain SGD step is compiled into the
 // training graph (train/sgd_in_graph.h); other optimizers step on the gradients it fetches.
 //
+// Parallel modes (parallel/context.h, read when the model is constructed, on a thread bound to
+// a rank): in data-parallel and hybrid-parallel mode the step AllReduces the gradients in
+// buckets while backward runs (train/grad_buckets.h), divided by the number of ranks when
+// gradients_mean, before the optimizer uses them; the SGD update then reads the reduced
+// gradient instead of fusing with the gradient's GEMM. In data-parallel mode the training set
+// must be sharded over the ranks (num_shards = group size, shard_id = rank), checked before
+// the first step. The loss each rank reports is its own shard's (as MindSpore prints it).
+//
 //   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
 //   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
 #pragma once
@@ -12,8 +20,10 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "parallel/context.h"
 #include "train/callback.h"
 #include "train/cell.h"
+#include "train/grad_reducer.h"
 #include "train/losses.h"
 #include "train/optimizer.h"
 #include "train/value_and_grad.h"
@@ -22,7 +32,8 @@ namespace sf {
 
 class Model {
  public:
-  // `net` must outlive the model.
+  // `net` must outlive the model. Throws InvalidArgument, naming it, for an optimizer
+  // parameter that is not one of net's, and for a parallel mode it does not support.
   Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn::Optimizer> optimizer,
         ExecOptions opts = {});
   template <class Loss, class Opt,
@@ -43,6 +54,8 @@ class Model {
   std::shared_ptr<nn::LossFn> loss_;
   std::shared_ptr<nn::Optimizer> optimizer_;
   ExecOptions opts_;
+  ParallelMode mode_ = ParallelMode::kStandAlone;
+  std::optional<nn::GradReduceSpec> reduce_;  // data/hybrid parallel over more than one rank
   ProgramCache train_step_;  // fetches: loss, then gradients or in-graph SGD updates
   std::unique_ptr<ForwardFunction> forward_fn_;
 };

@@ -20,6 +20,20 @@ void collect_terms(const Graph& g, int id, std::vector<int>& terms) {
     terms.push_back(id);
   }
 }
+
+// The readers of parameter p in this step (`step`: sorted node ids) that an update with these
+// data inputs is not already ordered after: it must wait for them (control inputs) before it
+// writes p.
+std::vector<int> waits_for(const Graph& g, const std::vector<std::vector<int>>& consumers, const std::vector<int>& step,
+                           int p, const std::vector<int>& data) {
+  const std::vector<int> before = needed_nodes(g, data);
+  std::vector<int> ctl;
+  for (int c : consumers[p])
+    if (std::binary_search(step.begin(), step.end(), c) && !std::binary_search(before.begin(), before.end(), c) &&
+        std::find(ctl.begin(), ctl.end(), c) == ctl.end())
+      ctl.push_back(c);
+  return ctl;
+}
 }  // namespace
 
 std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
@@ -36,17 +50,7 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
     const Node& p = g.node(params[i]);
     std::vector<int> terms;
     collect_terms(g, grads[i], terms);
-    // The readers of p in this step that an update with these data inputs is not already
-    // ordered after: it must wait for them (control inputs) before it writes p.
-    auto controls_for = [&](const std::vector<int>& data) {
-      const std::vector<int> before = needed_nodes(g, data);
-      std::vector<int> ctl;
-      for (int c : consumers[p.id])
-        if (std::binary_search(step.begin(), step.end(), c) && !std::binary_search(before.begin(), before.end(), c) &&
-            std::find(ctl.begin(), ctl.end(), c) == ctl.end())
-          ctl.push_back(c);
-      return ctl;
-    };
+    auto controls_for = [&](const std::vector<int>& data) { return waits_for(g, consumers, step, p.id, data); };
     // Summands a_i^T b_i from the row blocks of a batch are one GEMM over the whole batch,
     // concat(a)^T concat(b): a small copy, then a single pass over the parameter. That GEMM
     // is cut into column blocks, two per summand, updated concurrently (disjoint columns).
@@ -98,6 +102,24 @@ std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, co
       }
       updates.push_back(prev);
     }
+  }
+  return updates;
+}
+
+std::vector<int> append_reduced_sgd_updates(Graph& g, const std::vector<int>& params, const ReducedGradients& reduced,
+                                            float lr) {
+  const auto consumers = g.consumers();
+  const std::vector<int> step = needed_nodes(g, reduced.node);
+  std::vector<int> updates;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Node& p = g.node(params[i]);
+    const std::vector<int> ctl = waits_for(g, consumers, step, p.id, {reduced.node[i]});
+    Attrs attrs{{"alpha", static_cast<double>(lr)}, {"num_control", static_cast<int64_t>(ctl.size())}};
+    if (g.node(reduced.node[i]).shape != p.shape || reduced.offset[i] != 0) attrs.set("delta_offset", reduced.offset[i]);
+    std::vector<int> inputs{p.id, reduced.node[i]};
+    inputs.insert(inputs.end(), ctl.begin(), ctl.end());
+    updates.push_back(g.add("ApplyGradientDescent", inputs, std::move(attrs),
+                            fmt::format("Optimizer/{}/ApplyGradientDescent", p.name)));
   }
   return updates;
 }

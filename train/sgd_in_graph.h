@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/graph.h"
+#include "train/grad_buckets.h"
 
 namespace sf {
 
@@ -21,5 +22,13 @@ struct WholeInput {
 };
 std::vector<int> append_sgd_updates(Graph& g, const std::vector<int>& params, const std::vector<int>& grads,
                                     float learning_rate, const std::vector<WholeInput>& wholes = {});
+
+// Data parallel: each parameter is updated by ApplyGradientDescent from its reduced gradient,
+// read in place from its bucket (train/grad_buckets.h). The weight gradient's GEMM cannot be
+// fused with the update here, since the update needs every rank's gradient first: the GEMM
+// writes a gradient buffer that the bucket's AllReduce reads. The same waits on the other
+// readers of each parameter as above.
+std::vector<int> append_reduced_sgd_updates(Graph& g, const std::vector<int>& params, const ReducedGradients& reduced,
+                                            float learning_rate);
 
 }  // namespace sf

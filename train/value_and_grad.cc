@@ -5,13 +5,17 @@
 
 namespace sf {
 
-GradFunction::GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts)
+GradFunction::GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts,
+                           std::optional<nn::GradReduceSpec> reduce)
     : cache_(
-          [fn, params](GraphBuilder& b, const std::vector<std::vector<Value>>& parts, Program& p) {
+          [fn, params, reduce](GraphBuilder& b, const std::vector<std::vector<Value>>& parts, Program& p) {
             Value loss = fn(b, parts[0]);
             std::vector<int> ids;
+            std::vector<int> grads = parameter_gradients(b.graph(), loss.id, params, &ids);
+            if (reduce && !reduce->identity())
+              grads = unpack_reduced(b.graph(), reduce->append(b.graph(), grads, true), grads);
             p.fetches = {loss.id};
-            for (int g : parameter_gradients(b.graph(), loss.id, params, &ids)) p.fetches.push_back(g);
+            p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
           },
           params, opts) {}
 
@@ -34,6 +38,15 @@ GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs)
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts) {
   return GradFunction(std::move(fn), std::move(params), opts);
+}
+
+GradFunction value_and_grad(LossBuilder fn, ParameterList params, const nn::DistributedGradReducer& grad_reducer,
+                            ExecOptions opts) {
+  SF_ENFORCE(grad_reducer.parameters() == params, InvalidArgument,
+             "value_and_grad: the grad reducer was made for other parameters than the {} given (make it from the "
+             "same list, e.g. optimizer.parameters() with the optimizer built on these)",
+             params.size());
+  return GradFunction(std::move(fn), std::move(params), opts, grad_reducer.spec());
 }
 
 ForwardFunction::ForwardFunction(LossBuilder fn, ParameterList params, ExecOptions opts)

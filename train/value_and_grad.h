@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "train/grad_reducer.h"
 #include "train/program.h"
 
 namespace sf {
@@ -19,7 +20,9 @@ using LossBuilder = std::function<Value(GraphBuilder& b, const std::vector<Value
 
 class GradFunction {
  public:
-  GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts = {});
+  // With `reduce`, the gradients are reduced inside the program (see value_and_grad below).
+  GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts = {},
+               std::optional<nn::GradReduceSpec> reduce = std::nullopt);
 
   struct Result {
     float loss;
@@ -36,6 +39,12 @@ class GradFunction {
 };
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts = {});
+// Data parallel in the functional loop: the same, with grad_reducer's bucketed AllReduce
+// compiled into the gradient program, so each bucket is reduced while backward goes on; the
+// gradients come back reduced (do not pass them through grad_reducer again). The reducer's
+// parameters must be `params` (checked, naming the first that differs).
+GradFunction value_and_grad(LossBuilder fn, ParameterList params, const nn::DistributedGradReducer& grad_reducer,
+                            ExecOptions opts = {});
 
 // Appends d loss / d params to g; returns the gradient node ids and sets *param_ids to the
 // parameters' nodes. Throws InvalidArgument naming a parameter the loss does not use.
