@@ -1,5 +1,6 @@
 #include "comm/zmq/fabric.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -72,6 +73,8 @@ class Fabric::Engine {
     CreditWindow window;
     CreditReturn returns;
     std::string rid;  // routing id of its proven connection to our ROUTER
+    int dealer_fd = -1, monitor_fd = -1;          // their ZMQ_FDs, for poll()
+    bool dealer_pending = true, monitor_pending = true;  // not known to be drained (see loop())
     explicit Link(uint64_t credit) : window(credit), returns(credit) {}
   };
   struct Inbound {  // one connection to our ROUTER, by routing id
@@ -83,11 +86,12 @@ class Fabric::Engine {
   void setup_link(int p);
   void take_requests();
   void begin_close();
-  void on_router();
+  // Each drains its socket and returns false if it stopped early (more may be waiting).
+  bool on_router();
   void on_router_message(size_t count);
   void on_unproven(Inbound& in, const std::string& rid, const Header& h);
-  void on_dealer(int p);
-  void on_monitor(int p);
+  bool on_dealer(int p);
+  bool on_monitor(int p);
   void pump(int p);
   void grant(int p, uint64_t cost);
   void refuse(Inbound& in, const std::string& why);
@@ -105,13 +109,15 @@ class Fabric::Engine {
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for this rank
   std::unordered_map<std::string, Inbound> inbound_;
   std::vector<Message> parts_;
+  int router_fd_ = -1;
+  bool router_pending_ = true;
   bool closing_ = false;
   bool shutdown_seen_ = false;
   Clock::time_point linger_end_{};
 };
 
 Fabric::Engine::Engine(Fabric& f, std::vector<std::string> endpoints)
-    : f_(f), c_(*f.counters_), limits_{f.size_, f.opts_.max_payload_bytes} {
+    : f_(f), c_(*f.counters_), limits_{f.size_, f.opts_.max_payload_bytes}, router_fd_(f.router_.fd()) {
   links_.resize(f.size_);
   for (int p = 0; p < f.size_; ++p) {
     if (p == f.rank_) continue;
@@ -143,6 +149,8 @@ void Fabric::Engine::setup_link(int p) {
   l.monitor.set(ZMQ_LINGER, 0);
   l.monitor.connect(mon);
   l.dealer.connect(l.endpoint);
+  l.dealer_fd = l.dealer.fd();
+  l.monitor_fd = l.monitor.fd();
   l.hs = std::make_unique<ClientHandshake>(f_.key_, Purpose::kLink, f_.rank_, p);
   Message hello = header_frame(l.hs->hello());
   if (!send_frame(l.dealer, hello, false)) SF_THROW(Error, "zmq: could not queue the hello");
@@ -161,30 +169,34 @@ std::string Fabric::Engine::address_of(const Message& m) const {
 }
 
 void Fabric::Engine::loop() {
-  std::vector<zmq_pollitem_t> items;
-  std::vector<int> owner;  // per item: -1 wake fd, -2 router, p for a dealer, -3 - p for a monitor
+  // One poll() over raw descriptors: the eventfd, and each socket's ZMQ_FD, which libzmq makes
+  // readable when commands reach the socket (a message arriving among them). A socket is
+  // drained until EAGAIN before its descriptor is trusted again. A send processes commands
+  // too and may consume the wake-up of a message that arrived meanwhile, so the ROUTER is
+  // drained again after every send on it; a DEALER only carries the handshake (read in its
+  // drain loop) and credit grants, so it is drained again when a message waits for credit.
+  // (zmq_poll does these checks with two poll()s and a getpid() per socket on every call:
+  // about twice the system calls per message, which cost much on these virtual machines.)
+  std::vector<pollfd> fds;
+  std::vector<int> owner;  // per descriptor: -1 wake fd, -2 router, p for a dealer, -3 - p for a monitor
   for (;;) {
-    items.clear();
+    fds.clear();
     owner.clear();
-    items.push_back({nullptr, f_.wake_fd_, ZMQ_POLLIN, 0});
-    owner.push_back(-1);
-    if (f_.router_) {
-      items.push_back({f_.router_.get(), 0, ZMQ_POLLIN, 0});
-      owner.push_back(-2);
-    }
+    bool pending = router_pending_;
+    auto watch = [&](int fd, int who) {
+      fds.push_back({fd, POLLIN, 0});
+      owner.push_back(who);
+    };
+    watch(f_.wake_fd_, -1);
+    if (f_.router_) watch(router_fd_, -2);
     auto timeout = milliseconds(-1);
     const auto now = Clock::now();
     for (int p = 0; p < f_.size_; ++p) {
       if (!links_[p] || links_[p]->gone) continue;
       Link& l = *links_[p];
-      if (l.dealer) {
-        items.push_back({l.dealer.get(), 0, ZMQ_POLLIN, 0});
-        owner.push_back(p);
-      }
-      if (l.monitor) {
-        items.push_back({l.monitor.get(), 0, ZMQ_POLLIN, 0});
-        owner.push_back(-3 - p);
-      }
+      watch(l.dealer_fd, p);
+      watch(l.monitor_fd, -3 - p);
+      pending = pending || l.dealer_pending || l.monitor_pending;
       if (l.lost_at) {
         const auto left = std::chrono::ceil<milliseconds>(*l.lost_at - now);
         timeout = timeout.count() < 0 ? left : std::min(timeout, left);
@@ -194,16 +206,23 @@ void Fabric::Engine::loop() {
       const auto left = std::chrono::ceil<milliseconds>(linger_end_ - now);
       timeout = timeout.count() < 0 ? left : std::min(timeout, left);
     }
-    const long wait_ms = timeout.count() < 0 ? -1 : std::max<long>(timeout.count(), 0);
-    if (zmq_poll(items.data(), static_cast<int>(items.size()), wait_ms) < 0 && zmq_errno() != EINTR)
-      SF_THROW(Error, "zmq: zmq_poll failed: {}", zmq_strerror(zmq_errno()));
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (!(items[i].revents & ZMQ_POLLIN)) continue;
+    const int wait_ms = pending ? 0 : timeout.count() < 0 ? -1 : static_cast<int>(std::max<long>(timeout.count(), 0));
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
+      SF_THROW(Error, "zmq: poll failed: {}", std::strerror(errno));
+    for (size_t i = 0; i < fds.size(); ++i) {
+      const bool fired = fds[i].revents != 0;
       const int who = owner[i];
-      if (who == -1) take_requests();
-      else if (who == -2) on_router();
-      else if (who >= 0) on_dealer(who);
-      else on_monitor(-3 - who);
+      if (who == -1) {
+        if (fired) take_requests();
+      } else if (who == -2) {
+        if (fired || router_pending_) router_pending_ = !on_router();
+      } else {
+        const int p = who >= 0 ? who : -3 - who;
+        Link& l = *links_[p];
+        if (l.gone) continue;
+        if (who >= 0 && (fired || l.dealer_pending)) l.dealer_pending = !on_dealer(p);
+        if (who < 0 && (fired || l.monitor_pending)) l.monitor_pending = !on_monitor(p);
+      }
     }
     const auto after = Clock::now();
     for (int p = 0; p < f_.size_; ++p) {
@@ -222,8 +241,7 @@ void Fabric::Engine::loop() {
 
 void Fabric::Engine::take_requests() {
   uint64_t v;
-  while (::read(f_.wake_fd_, &v, sizeof v) > 0) {
-  }
+  [[maybe_unused]] auto n = ::read(f_.wake_fd_, &v, sizeof v);  // one read resets an eventfd
   std::deque<Outgoing> batch;
   bool close_now = false;
   {
@@ -276,6 +294,7 @@ void Fabric::Engine::pump(int p) {
     if (!closing_ && !l.window.can_send(cost)) {  // closing: flush regardless
       if (!l.waiting_credit) ++c_.credit_waits;
       l.waiting_credit = true;
+      l.dealer_pending = true;  // a grant may be waiting unannounced (see loop())
       return;
     }
     l.waiting_credit = false;
@@ -297,10 +316,10 @@ void Fabric::Engine::pump(int p) {
   }
 }
 
-void Fabric::Engine::on_router() {
+bool Fabric::Engine::on_router() {
   for (int k = 0; k < 256; ++k) {  // bounded, so the other sockets get their turn
     const size_t count = recv_parts(f_.router_, parts_, 3);
-    if (count == 0) return;
+    if (count == 0) return true;
     try {
       on_router_message(count);
     } catch (const std::exception& e) {  // nothing a peer sends may end the thread
@@ -308,6 +327,7 @@ void Fabric::Engine::on_router() {
       log(fmt::format("dropped a message: {}", e.what()));
     }
   }
+  return false;
 }
 
 void Fabric::Engine::refuse(Inbound& in, const std::string& why) {
@@ -375,6 +395,7 @@ void Fabric::Engine::on_unproven(Inbound& in, const std::string& rid, const Head
     in.hs = std::make_unique<ServerHandshake>(f_.key_, Purpose::kLink, f_.rank_);
     Message id(rid.data(), rid.size());
     Message ch = header_frame(in.hs->challenge(h));
+    router_pending_ = true;
     if (send_frame(f_.router_, id, true)) send_frame(f_.router_, ch, false);
     return;
   }
@@ -415,14 +436,16 @@ void Fabric::Engine::grant(int p, uint64_t cost) {
   h.nbytes = bytes;
   Message id(l.rid.data(), l.rid.size());
   Message cm = header_frame(h);
+  router_pending_ = true;
   if (send_frame(f_.router_, id, true)) send_frame(f_.router_, cm, false);  // unreachable: the peer is gone
 }
 
-void Fabric::Engine::on_dealer(int p) {
+bool Fabric::Engine::on_dealer(int p) {
   Link& l = *links_[p];
-  for (int k = 0; k < 64 && l.dealer && !l.gone; ++k) {
+  for (int k = 0; k < 64; ++k) {
+    if (!l.dealer || l.gone) return true;
     const size_t count = recv_parts(l.dealer, parts_, 1);
-    if (count == 0) return;
+    if (count == 0) return true;
     if (count != 1) {
       ++c_.bad_frame_count;
       continue;
@@ -454,18 +477,20 @@ void Fabric::Engine::on_dealer(int p) {
       ++c_.bad_header;
     }
   }
+  return false;
 }
 
-void Fabric::Engine::on_monitor(int p) {
+bool Fabric::Engine::on_monitor(int p) {
   Link& l = *links_[p];
   while (l.monitor) {
     const size_t count = recv_parts(l.monitor, parts_, 2);
-    if (count == 0) return;
+    if (count == 0) return true;
     if (parts_.empty() || parts_[0].size() < 6) continue;
     uint16_t event = 0;
     std::memcpy(&event, parts_[0].data(), 2);
     if (event == ZMQ_EVENT_DISCONNECTED && !l.gone && !l.lost_at) l.lost_at = Clock::now() + kLossGrace;
   }
+  return true;
 }
 
 void Fabric::Engine::release_queue(Link& l) {

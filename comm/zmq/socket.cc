@@ -60,6 +60,13 @@ void Socket::connect(const std::string& endpoint) {
   if (zmq_connect(s_, endpoint.c_str()) != 0) fail("zmq_connect", endpoint);
 }
 
+int Socket::fd() const {
+  int fd = -1;
+  size_t n = sizeof fd;
+  if (zmq_getsockopt(s_, ZMQ_FD, &fd, &n) != 0) fail("zmq_getsockopt", "ZMQ_FD");
+  return fd;
+}
+
 std::string Socket::last_endpoint() const {
   char buf[1024];
   size_t n = sizeof buf;

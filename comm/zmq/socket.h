@@ -46,6 +46,8 @@ class Socket {
   void set(int option, const std::string& value);
   void bind(const std::string& endpoint);
   void connect(const std::string& endpoint);
+  // ZMQ_FD: readable when commands reach the socket; after it fires, receive until EAGAIN.
+  int fd() const;
   // The endpoint bound last, with the ephemeral port or path filled in.
   std::string last_endpoint() const;
   void close();

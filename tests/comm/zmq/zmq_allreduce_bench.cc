@@ -4,6 +4,8 @@
 //       forks `ranks` processes that join one world through an ipc rendezvous and time
 //       back-to-back f32 AllReduce (sum) calls per size; prints one line per size from rank 0:
 //       the slowest rank's mean time per call, algbw = bytes/time, busbw = algbw*2(n-1)/n.
+//   zmq_allreduce_bench pingpong [tcp|ipc] [sizes]
+//       two processes; rank 0 sends, rank 1 sends it back; prints half the round trip per size.
 //   zmq_allreduce_bench curve [MiB]
 //       raw libzmq, two processes over tcp://127.0.0.1: streams 16 MiB messages DEALER -> ROUTER
 //       with the NULL mechanism (what the transport uses after its handshake) and with CURVE
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/buffer_pool.h"
 #include "comm/comm.h"
 #include "comm/zmq/transport.h"
 
@@ -80,10 +83,49 @@ int allreduce_rank(int rank, int n, bool tcp, const std::string& rv, const std::
   return 0;
 }
 
-int allreduce(int argc, char** argv) {
-  const int n = argc > 2 ? std::atoi(argv[2]) : 2;
-  const bool tcp = argc > 3 ? std::string(argv[3]) == "tcp" : true;
-  const std::vector<int64_t> sizes = parse_sizes(argc > 4 ? argv[4] : "1,4,16,64");
+int pingpong_rank(int rank, int n, bool tcp, const std::string& rv, const std::vector<int64_t>& sizes) {
+  ZmqJoin j;
+  j.rank = rank;
+  j.size = n;
+  j.rendezvous = rv;
+  j.data_scheme = tcp ? ZmqScheme::kTcp : ZmqScheme::kIpc;
+  j.options.secret = "bench";
+  auto world = make_zmq_world(j);
+  const int peer = 1 - rank;
+  for (int64_t bytes : sizes) {
+    const Tensor x = Tensor::full({std::max<int64_t>(bytes / 4, 1)}, 1.0f);
+    auto round = [&](Tag tag) {
+      if (rank == 0) {
+        world->send(peer, tag, x);
+        BufferPool::global().release(world->recv(peer, tag, std::chrono::seconds(60)));
+      } else {
+        world->send(peer, tag, world->recv(peer, tag, std::chrono::seconds(60)));
+      }
+    };
+    auto start = Clock::now();
+    for (int i = 0; i < 20; ++i) round(1);
+    // Rank 0 picks the round count for about 2 s and tells rank 1.
+    const double probe = std::chrono::duration<double>(Clock::now() - start).count() / 20;
+    Tensor count = Tensor::full({1}, static_cast<float>(std::clamp(static_cast<int>(2.0 / probe), 20, 20000)));
+    if (rank == 0) world->send(peer, 4, count);
+    else count = world->recv(peer, 4, std::chrono::seconds(60));
+    const int iters = static_cast<int>(count.item());
+    start = Clock::now();
+    for (int i = 0; i < iters; ++i) round(2);
+    if (rank == 0) {
+      const double half = std::chrono::duration<double>(Clock::now() - start).count() / iters / 2;
+      std::printf("zmq %s pingpong size=%8lld B half-rtt=%9.1f us bw=%.3f GB/s iters=%d\n", tcp ? "tcp" : "ipc",
+                  static_cast<long long>(x.nbytes()), half * 1e6, x.nbytes() / half / 1e9, iters);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+using RankMain = int (*)(int, int, bool, const std::string&, const std::vector<int64_t>&);
+
+// Forks n processes running `rank_main` and waits for them; non-zero if any failed.
+int run_processes(int n, bool tcp, const std::vector<int64_t>& sizes, RankMain rank_main) {
   const std::string rv = "ipc:///tmp/sf-zmq-bench-" + std::to_string(::getpid());
   std::vector<pid_t> kids;
   for (int r = 0; r < n; ++r) {
@@ -91,7 +133,7 @@ int allreduce(int argc, char** argv) {
     if (pid == 0) {
       int rc = 1;
       try {
-        rc = allreduce_rank(r, n, tcp, rv, sizes);
+        rc = rank_main(r, n, tcp, rv, sizes);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "rank %d: %s\n", r, e.what());
       }
@@ -107,6 +149,17 @@ int allreduce(int argc, char** argv) {
     failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
   return failed ? 1 : 0;
+}
+
+int pingpong(int argc, char** argv) {
+  const bool tcp = argc > 2 ? std::string(argv[2]) == "tcp" : true;
+  return run_processes(2, tcp, parse_sizes(argc > 3 ? argv[3] : "4k,128k,1"), pingpong_rank);
+}
+
+int allreduce(int argc, char** argv) {
+  const int n = argc > 2 ? std::atoi(argv[2]) : 2;
+  const bool tcp = argc > 3 ? std::string(argv[3]) == "tcp" : true;
+  return run_processes(n, tcp, parse_sizes(argc > 4 ? argv[4] : "1,4,16,64"), allreduce_rank);
 }
 
 void check(int rc, const char* what) {
@@ -203,7 +256,9 @@ int curve(int argc, char** argv) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "allreduce") return allreduce(argc, argv);
+  if (mode == "pingpong") return pingpong(argc, argv);
   if (mode == "curve") return curve(argc, argv);
-  std::fprintf(stderr, "usage: %s allreduce [ranks] [tcp|ipc] [MiB,...] | curve [MiB]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s allreduce [ranks] [tcp|ipc] [sizes] | pingpong [tcp|ipc] [sizes] | curve [MiB]\n",
+               argv[0]);
   return 2;
 }
