@@ -1,0 +1,146 @@
+// Data parallel, as seed 004 (MindSpore's distributed_data_parallel.py): every device holds the
+// whole network and trains on its own shard of Fashion-MNIST; the gradients are AllReduced and
+// averaged before each update, so all devices keep the same parameters. Each rank writes its
+// loss lines to log_output/<job>/rank.<r>/stdout (8 virtual devices) or to its stdout, which
+// sfrun keeps in the same layout.
+//
+//   ./build/examples/data_parallel --devices 8                 # 8 virtual devices, one process
+//   sfrun -n 8 ./build/examples/data_parallel                  # 8 processes
+//   mpirun -np 8 ./build/examples/data_parallel                # 8 processes, mpi transport
+//   ./build/examples/data_parallel --devices 8 --api model     # Model.train instead of the loop
+//
+// --batch is per device, as the seed's create_dataset(32): the global batch is 32 x devices.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "shardflow.h"
+
+namespace {
+
+namespace ds = sf::dataset;
+namespace nn = sf::nn;
+
+struct Options {
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string api = "functional";  // the seed's training loop, or "model" (Model.train)
+  std::string log_dir = "log_output";
+  int64_t epochs = 1, batch = 32, print_every = 50;
+  float lr = 1e-2f;
+};
+
+const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 0.0f),
+                                                     ds::Normalize({0.1307f}, {0.3081f}), ds::HWC2CHW()};
+
+// The seed's create_dataset: this rank's shard, rescaled and normalized, batched.
+ds::Dataset create_dataset(const Options& o, int64_t batch_size) {
+  const int rank_id = sf::comm::get_rank();
+  const int rank_size = sf::comm::get_group_size();
+  ds::Dataset dataset = ds::Dataset::mnist(o.data_dir, "train", rank_size, rank_id);
+  dataset = dataset.map(image_transforms, "image");
+  dataset = dataset.map({ds::TypeCast(sf::DType::kI32)}, "label");
+  return dataset.batch(batch_size);
+}
+
+// The whole test set, for the accuracy every rank reaches with the same parameters.
+ds::Dataset create_test_dataset(const Options& o) {
+  return ds::Dataset::mnist(o.data_dir, "test")
+      .map(image_transforms, "image")
+      .map({ds::TypeCast(sf::DType::kI32)}, "label")
+      .batch(1000, false);
+}
+
+// The seed's Network: Flatten, then Dense-ReLU-Dense-ReLU-Dense with normal / zeros init.
+class Network : public nn::Cell {
+ public:
+  Network() {
+    flatten_ = register_cell("flatten", std::make_shared<nn::Flatten>());
+    dense_relu_sequential_ = register_cell(
+        "dense_relu_sequential",
+        std::make_shared<nn::SequentialCell>(std::initializer_list<nn::CellPtr>{
+            std::make_shared<nn::Dense>(28 * 28, 512, "normal", "zeros"), std::make_shared<nn::ReLU>(),
+            std::make_shared<nn::Dense>(512, 512, "normal", "zeros"), std::make_shared<nn::ReLU>(),
+            std::make_shared<nn::Dense>(512, 10, "normal", "zeros")}));
+  }
+  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
+    x = (*flatten_)(b, x);
+    return (*dense_relu_sequential_)(b, x);
+  }
+
+ private:
+  nn::CellPtr flatten_, dense_relu_sequential_;
+};
+
+// One rank's training: the seed's loop, or Model.train. Returns the test accuracy.
+double train(const Options& o, std::ostream& out) {
+  ds::Dataset data_set = create_dataset(o, o.batch);
+  Network net;
+  auto loss_fn = std::make_shared<nn::CrossEntropyLoss>();
+  auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), o.lr);
+
+  if (o.api == "model") {
+    // Model.train reduces the gradients itself, in buckets, while backward runs.
+    sf::Model model(net, loss_fn, optimizer);
+    model.train(o.epochs, data_set, {std::make_shared<sf::LossMonitor>(o.print_every, out)});
+    return model.eval_accuracy(create_test_dataset(o));
+  }
+
+  auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
+    sf::Value logits = net(b, in[0]);
+    return (*loss_fn)(b, logits, in[1]);
+  };
+  auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
+  nn::DistributedGradReducer grad_reducer(optimizer->parameters());
+
+  for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
+    int64_t i = 0;
+    ds::BatchIterator it = data_set.iterator(epoch);
+    while (const std::vector<sf::Tensor>* batch = it.next()) {
+      auto [loss, grads] = grad_fn({(*batch)[0], (*batch)[1]});
+      const std::vector<sf::Tensor>& reduced = grad_reducer(grads);
+      optimizer->step(reduced);
+      if (i % o.print_every == 0)
+        out << "epoch: " << epoch << " step: " << i << ", loss is " << sf::format_loss(loss) << std::endl;
+      ++i;
+    }
+  }
+  // Test accuracy with the trained parameters (every rank holds the same ones).
+  sf::Model model(net, loss_fn, optimizer);
+  return model.eval_accuracy(create_test_dataset(o));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    sf::comm::init(argc, argv);  // --devices N, or the ranks sfrun / mpirun / Slurm started
+    Options o;
+    CLI::App app{"Data parallel training of seed 004's network on Fashion-MNIST"};
+    app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
+    app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
+        ->check(CLI::IsMember({"functional", "model"}));
+    app.add_option("--epochs", o.epochs)->check(CLI::PositiveNumber);
+    app.add_option("--batch", o.batch, "batch size per device")->check(CLI::PositiveNumber);
+    app.add_option("--lr", o.lr)->check(CLI::PositiveNumber);
+    app.add_option("--print-every", o.print_every)->check(CLI::PositiveNumber);
+    app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
+    CLI11_PARSE(app, argc, argv);
+
+    sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel, .gradients_mean = true});
+    sf::set_seed(1);
+    const bool several = sf::comm::job().local_ranks > 1;
+    const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
+    sf::comm::run_ranks([&] {
+      sf::RankLog log(job_dir);
+      const double accuracy = train(o, log.out());
+      log.out() << fmt::format("test accuracy: {:.4f}", accuracy) << std::endl;
+      if (several && sf::comm::get_rank() == 0)
+        std::cout << fmt::format("{} devices, global batch {}: test accuracy: {:.4f} (logs in {}/rank.*/stdout)\n",
+                                 sf::comm::get_group_size(), o.batch * sf::comm::get_group_size(), accuracy, job_dir);
+    });
+    sf::comm::release();
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 1;
+  }
+}
