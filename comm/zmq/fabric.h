@@ -101,7 +101,7 @@ class Fabric {
     Tensor t;
   };
   struct Counters;
-  class Engine;  // the I/O thread's state: sockets, links, handshakes (fabric.cc)
+  class Engine;  // the I/O thread and all it owns (comm/zmq/engine.h)
 
   void run(std::vector<std::string> endpoints);
   void deliver(int src, Tag tag, Tensor t);

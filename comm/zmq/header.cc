@@ -46,6 +46,11 @@ unsigned required(Kind k) {
 
 }  // namespace
 
+std::string_view kind_name(Kind k) {
+  static const char* kNames[] = {"data", "close", "credit", "hello", "challenge", "proof", "join", "table"};
+  return static_cast<uint8_t>(k) <= kLastKind ? kNames[static_cast<int>(k)] : "unknown";
+}
+
 std::vector<uint8_t> encode_header(const Header& h) {
   const unsigned fields = required(h.kind);
   uint32_t n = 3;

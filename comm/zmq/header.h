@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "comm/transport.h"
@@ -33,6 +34,9 @@ enum class Kind : uint8_t {
   kTable = 7,      // rendezvous, rank 0 -> rank: endpoints = every rank's, by rank
 };
 inline constexpr uint8_t kLastKind = 7;
+
+// "data", "close", ... for messages.
+std::string_view kind_name(Kind k);
 
 struct Header {
   Kind kind = Kind::kData;
