@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages shardflow needs, only those that are missing.
-# Safe to run again; needs root (or sudo) only when something is missing.
+# Safe to run again; needs root (or sudo) only when something is missing. procps and
+# iproute2 are for the launcher's tests (ps/pgrep, network namespaces as hosts).
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
   zlib1g-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
+  procps iproute2
 )
 
 missing=()
