@@ -8,6 +8,7 @@
 # Transports: inproc (threads of one process), zmq (threads of one process over tcp sockets on
 # 127.0.0.1, make_zmq_world), mpi (one process per rank under mpirun, shared memory: --mca pml
 # ob1 --mca btl self,vader).
+# NOFREE=1 runs every program with glibc's heap kept (GLIBC_TUNABLES, see compare_mpi.sh).
 # The project's machines have 2 cores: 4 and 8 ranks are oversubscribed (marked *), so their
 # figures measure scheduling as much as the transport.
 set -euo pipefail
@@ -21,6 +22,10 @@ ops=${OPS:-allreduce,allgather,reducescatter,broadcast,alltoall}
 ours=$build/bench/sfbench_comm
 mpirun_=(mpirun --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader)
 cores=$(nproc)
+if [ "${NOFREE:-0}" = 1 ]; then
+  export GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296
+  mpirun_+=(-x GLIBC_TUNABLES)
+fi
 
 [ -x "$ours" ] || { echo "no $ours: build the sfbench_comm target first (or set BUILD)" >&2; exit 1; }
 
@@ -39,7 +44,7 @@ for transport in $transports; do
 done
 [ -n "${CSV:-}" ] && cp "$rows" "$CSV"
 
-echo "$cores cores; budget ${budget} s per cell; $(date -u +%F' '%H:%M) UTC; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$cores cores; budget ${budget} s per cell; $(date -u +%F' '%H:%M) UTC; load $(cut -d' ' -f1-3 /proc/loadavg); GLIBC_TUNABLES=${GLIBC_TUNABLES:-}"
 echo "cell: time per call in µs (algorithm) busbw GB/s; * = more ranks than cores (oversubscribed)"
 # RESULT,transport,ranks,op,bytes,us,algbw,busbw,iters,errors,algorithm
 awk -F, -v cores="$cores" -v transports="$transports" -v ranks="$ranks_list" '

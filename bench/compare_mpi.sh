@@ -13,6 +13,10 @@
 #   zmq/tcp      = Open MPI tcp time / our zmq transport's time     (target >= 0.8 at >= 1 MiB)
 #   bash bench/compare_mpi.sh                 (needs build/bench/sfbench_comm)
 #   BUILD=build-perf RANKS="2 4" OPS=allreduce SIZES=4K,16M BUDGET=0.4 GLOO=0 bash bench/compare_mpi.sh
+#   NOFREE=1 bash bench/compare_mpi.sh   (every program, peers included, with glibc's heap kept:
+#     GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296, the
+#     "nofree" rows of ../shared/research/peers.md: first-touch page faults of per-call
+#     temporaries, ~11 µs per 4 KiB page here, then no longer decide the comparison)
 # Builds nothing but the peer (mpicc -O2 into $BUILD/bench/peer_mpi_allreduce_bench) when that
 # binary is missing. All MPI runs: --mca pml ob1 and the plain environment (no GLIBC_TUNABLES);
 # tcp adds --mca btl_tcp_if_include lo. gloo runs under Debian's /usr/bin/python3 (torch) with
@@ -33,6 +37,10 @@ mpirun_=(mpirun --oversubscribe --allow-run-as-root --mca pml ob1)
 vader=(--mca btl self,vader)
 tcp=(--mca btl self,tcp --mca btl_tcp_if_include lo)
 cores=$(nproc)
+if [ "${NOFREE:-0}" = 1 ]; then
+  export GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296
+  mpirun_+=(-x GLIBC_TUNABLES)
+fi
 
 [ -x "$ours" ] || { echo "no $ours: build the sfbench_comm target first (or set BUILD)" >&2; exit 1; }
 if [ ! -x "$peer" ]; then
@@ -69,7 +77,7 @@ for np in $ranks_list; do
   done
 done
 
-echo "$cores cores; $(mpirun --version 2>/dev/null | head -1); budget ${budget} s per size; $(date -u +%F' '%H:%M) UTC; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$cores cores; $(mpirun --version 2>/dev/null | head -1); budget ${budget} s per size; $(date -u +%F' '%H:%M) UTC; load $(cut -d' ' -f1-3 /proc/loadavg); GLIBC_TUNABLES=${GLIBC_TUNABLES:-}"
 echo "time per call in µs; * = more ranks than cores (oversubscribed); errors: wrong elements over all sources"
 echo
 echo "| op | ranks | bytes | Open MPI vader | Open MPI tcp | gloo | inproc | zmq | mpi | mpi/vader | inproc/vader | zmq/gloo | zmq/tcp | errors |"

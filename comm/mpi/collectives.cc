@@ -30,6 +30,9 @@ MPI_Op op_of(ReduceOp op) {
 
 int count_of(int64_t n) { return static_cast<int>(n); }  // supports() bounds every count
 
+// Values of coll_libnbc_iallreduce_algorithm (Open MPI 4.1: 0 its own choice, 1 ring).
+constexpr int kLibnbcRing = 1;
+
 }  // namespace
 
 Collectives::Collectives(MPI_Comm comm, int rank, int size, int tag_ub)
@@ -37,6 +40,28 @@ Collectives::Collectives(MPI_Comm comm, int rank, int size, int tag_ub)
   Key world{0, {}};
   for (int r = 0; r < size; ++r) world.second.push_back(r);
   MPI_Comm_dup(comm, &groups_[world].comm);
+  int provided = 0, index = 0, count = 0;
+  if (MPI_T_init_thread(MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
+  tool_interface_ = true;
+  MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
+  if (MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index) != MPI_SUCCESS ||
+      MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS)
+    return;
+  if (count == 1 && MPI_T_cvar_read(h, &allreduce_algorithm_default_) == MPI_SUCCESS)
+    allreduce_algorithm_ = h;
+  else
+    MPI_T_cvar_handle_free(&h);
+}
+
+void Collectives::iallreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                             MPI_Request* req) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  int ring = kLibnbcRing;
+  const bool set = n == 2 && allreduce_algorithm_ != MPI_T_CVAR_HANDLE_NULL &&
+                   MPI_T_cvar_write(allreduce_algorithm_, &ring) == MPI_SUCCESS;
+  MPI_Iallreduce(in, out, count, type, op, comm, req);
+  if (set) MPI_T_cvar_write(allreduce_algorithm_, &allreduce_algorithm_default_);
 }
 
 void Collectives::submit(std::shared_ptr<NativeOp> op) {
@@ -71,8 +96,8 @@ void Collectives::issue_chunk(InFlight& f, int64_t begin) {
   const int64_t count = q.input.numel();
   const int64_t len = std::min(count - begin, kAllReduceChunkBytes / static_cast<int64_t>(dtype_size(q.input.dtype())));
   const size_t off = static_cast<size_t>(begin) * dtype_size(q.input.dtype());
-  MPI_Iallreduce(static_cast<const std::byte*>(q.input.raw()) + off, static_cast<std::byte*>(out.raw()) + off,
-                 count_of(len), type_of(q.input.dtype(), q.collective, q.op), op_of(q.op), f.group->comm, &f.request);
+  iallreduce(static_cast<const std::byte*>(q.input.raw()) + off, static_cast<std::byte*>(out.raw()) + off,
+             count_of(len), type_of(q.input.dtype(), q.collective, q.op), op_of(q.op), f.group->comm, &f.request);
   f.next = begin + len < count ? begin + len : -1;
   f.group->chunking = f.next >= 0;
 }
@@ -94,7 +119,7 @@ void Collectives::issue(GroupComm& g, std::shared_ptr<NativeOp> op) {
   MPI_Request req = MPI_REQUEST_NULL;
   switch (q.collective) {
     case Collective::kAllReduce:
-      MPI_Iallreduce(q.input.raw(), out.raw(), count_of(q.input.numel()), type, op_of(q.op), comm, &req);
+      iallreduce(q.input.raw(), out.raw(), count_of(q.input.numel()), type, op_of(q.op), comm, &req);
       break;
     case Collective::kAllGather:
       MPI_Iallgather(q.input.raw(), count_of(q.input.numel()), type, out.raw(), count_of(q.input.numel()), type, comm,
@@ -224,6 +249,8 @@ size_t Collectives::finish() {
   for (const InFlight& f : inflight_) busy_comms.insert(f.group->comm);
   for (auto& [key, g] : groups_)
     if (g.comm != MPI_COMM_NULL && !busy_comms.count(g.comm)) MPI_Comm_free(&g.comm);
+  if (allreduce_algorithm_ != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&allreduce_algorithm_);
+  if (tool_interface_) MPI_T_finalize();
   return inflight_.size();
 }
 

