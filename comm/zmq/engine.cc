@@ -181,7 +181,7 @@ void Fabric::Engine::begin_close() {
 void Fabric::Engine::pump(int p) {
   if (!links_[p]) return;
   Link& l = *links_[p];
-  while (!l.queue.empty() && l.out_up && !l.gone) {
+  while (!l.queue.empty() && l.out_up && !l.gone && !l.lost_at) {
     Outgoing& o = l.queue.front();
     Header h;
     h.from = f_.rank_;
@@ -209,7 +209,9 @@ void Fabric::Engine::pump(int p) {
     Message pm = Message::borrowing(o.t);  // takes over the message's pooled reference
     l.queue.pop_front();
     if (!send_frame(l.dealer, hm, true) || !send_frame(l.dealer, pm, false)) {
-      drop_link(p, true, "refused a message (its connection is gone)");
+      // No connection left: the peer is closing or lost; the loss grace tells which. The
+      // message is dropped either way (comm/transport.h).
+      l.lost_at = Clock::now() + kLossGrace;
       return;
     }
     l.window.on_send(cost);

@@ -72,6 +72,8 @@ class Fabric::Engine {
     bool dealer_pending = true, monitor_pending = true;  // not known to be drained (see loop())
     explicit Link(uint64_t credit) : window(credit), returns(credit) {}
   };
+  // Connections the ROUTER keeps state for before forgetting the refused ones.
+  static constexpr size_t kMaxConnections = 4096;
   struct Inbound {  // one connection to our ROUTER, by routing id
     std::unique_ptr<ServerHandshake> hs;
     int rank = -1;  // >= 0 once proven
@@ -90,6 +92,7 @@ class Fabric::Engine {
   void pump(int p);
   void grant(int p, uint64_t cost);
   void refuse(Inbound& in, const std::string& why);
+  void forget_refused();
   void deliver_data(int p, const Header& h, const Message& payload);
   // Drops the link: `lost` (no close notice) counts it and says so in receivers' errors.
   void drop_link(int p, bool lost, const std::string& why);

@@ -23,6 +23,12 @@ bool Fabric::Engine::on_router() {
   return false;
 }
 
+void Fabric::Engine::forget_refused() {
+  // libzmq does not say when a ROUTER connection goes, so refused ones are forgotten in bulk:
+  // one that speaks again is refused (and logged) again.
+  std::erase_if(inbound_, [](const auto& kv) { return kv.second.refused; });
+}
+
 void Fabric::Engine::refuse(Inbound& in, const std::string& why) {
   if (in.refused) return;
   in.refused = true;
@@ -32,6 +38,7 @@ void Fabric::Engine::refuse(Inbound& in, const std::string& why) {
 
 void Fabric::Engine::on_router_message(size_t count) {
   const std::string rid(reinterpret_cast<const char*>(parts_[0].data()), parts_[0].size());
+  if (inbound_.size() > kMaxConnections && !inbound_.count(rid)) forget_refused();
   Inbound& in = inbound_[rid];
   const int p = in.rank;  // -1 until the connection has proven the secret
   auto refuse_unproven = [&](const std::string& why) {

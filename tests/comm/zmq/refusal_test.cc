@@ -145,14 +145,16 @@ TEST(ZmqRefusal, ForeignPeersAreRefusedCountedAndLoggedWhileTheJobGoesOn) {
   const std::string endpoint = rank0->endpoint();
 
   ::testing::internal::CaptureStderr();
-  std::atomic<bool> attack_done{false};
+  std::atomic<bool> job_running{false}, attack_done{false};
   std::thread attacker([&] {
+    while (!job_running) std::this_thread::yield();
     attack(endpoint, o.secret);
     attack_done = true;
   });
   std::vector<int> iterations(3, 0);
-  // The ranks run collectives until rank 0 has seen the attack end, so every foreign frame
-  // arrives while collectives are in flight; rank 0's decision is broadcast each round.
+  // The attack starts once rank 0 has finished a round, and the ranks run collectives until
+  // rank 0 has seen it end (its decision is broadcast each round), so every foreign frame
+  // arrives while collectives are in flight.
   commtest::run_ranks(3, [&](int r) {
     Group g = world_group(world[r]);
     const Tensor x = Tensor::full({100'000}, static_cast<float>(r + 1));
@@ -163,6 +165,7 @@ TEST(ZmqRefusal, ForeignPeersAreRefusedCountedAndLoggedWhileTheJobGoesOn) {
       const Tensor gathered = all_gather(Tensor::full({3}, static_cast<float>(r)), {.group = g, .timeout = 20s});
       ASSERT_EQ(gathered.to_vector(), (std::vector<float>{0, 0, 0, 1, 1, 1, 2, 2, 2}));
       ++iterations[r];
+      if (r == 0) job_running = true;
       const float go = r == 0 ? (attack_done ? 0.0f : 1.0f) : 0.0f;
       if (broadcast(Tensor::full({1}, go), {.group = g, .root = 0, .timeout = 20s}).item() == 0.0f) break;
     }
