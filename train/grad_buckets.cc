@@ -11,8 +11,13 @@ namespace sf {
 std::vector<std::vector<size_t>> plan_buckets(const std::vector<int64_t>& bytes, int64_t bucket_bytes) {
   SF_ENFORCE(bucket_bytes >= 0, InvalidArgument, "gradient buckets: bucket_bytes must be >= 0, got {}", bucket_bytes);
   std::vector<std::vector<size_t>> buckets;
+  std::vector<size_t> small;
   int64_t filled = 0;
   for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] < kSmallGradientBytes) {
+      small.push_back(i);
+      continue;
+    }
     if (buckets.empty() || filled >= bucket_bytes) {
       buckets.emplace_back();
       filled = 0;
@@ -20,6 +25,7 @@ std::vector<std::vector<size_t>> plan_buckets(const std::vector<int64_t>& bytes,
     buckets.back().push_back(i);
     filled += bytes[i];
   }
+  if (!small.empty()) buckets.push_back(std::move(small));
   return buckets;
 }
 

@@ -4,7 +4,12 @@
 //
 // Buckets follow the order in which backward produces the gradients (ascending node id:
 // autodiff emits the last layer's gradients first). A bucket takes gradients until it holds
-// at least `bucket_bytes` (PyTorch DDP's rule; 0 = one gradient per bucket). A bucket of
+// at least `bucket_bytes` (PyTorch DDP's rule; 0 = one gradient per bucket). Gradients under
+// kSmallGradientBytes (biases) all go in one last bucket instead: they are side branches of the
+// backward chain, which the actor scheduler (CAF runs the most recently readied actor first)
+// computes only when the chain is done, so a bucket waiting for one would hold back every
+// later bucket (the collective actor runs them in program order); sent last, they cost one
+// small message. A bucket of
 // several gradients is packed by FlattenConcat into one flat buffer, AllReduced (sum) once and
 // read back in place by its consumers at each gradient's element offset; a bucket of one is
 // AllReduced as it is. Because the AllReduce nodes are appended in bucket order, the group's
@@ -21,6 +26,8 @@
 #include "ops/graph.h"
 
 namespace sf {
+
+inline constexpr int64_t kSmallGradientBytes = int64_t{64} << 10;
 
 // Indices into `bytes` grouped into buckets, in the order given (see the rule above).
 std::vector<std::vector<size_t>> plan_buckets(const std::vector<int64_t>& bytes, int64_t bucket_bytes);

@@ -30,6 +30,11 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
               const ReducedGradients reduced = reduce_->append(b.graph(), grads, !lr);
               grads = lr ? append_reduced_sgd_updates(b.graph(), params, reduced, *lr * reduce_->scale())
                          : unpack_reduced(b.graph(), reduced, grads);
+            } else if (lr && !opts_.fuse_sgd) {
+              ReducedGradients same;  // no reduction: each gradient where autodiff put it
+              same.node = grads;
+              same.offset.assign(grads.size(), 0);
+              grads = append_reduced_sgd_updates(b.graph(), params, same, *lr);
             } else if (lr) {
               std::vector<WholeInput> wholes;
               for (size_t c = 0; c < p.wholes.size(); ++c) {

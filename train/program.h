@@ -24,6 +24,10 @@ struct ExecOptions {
   int threads = 1;      // actor worker threads
   int batch_splits = 0; // row blocks per batch for a training step; 0 = one per thread
   bool trace = false;   // record actor events (Program::runtime->write_trace)
+  // Plain SGD in the graph: fuse each weight update with its gradient's GEMM. Off, the GEMM
+  // writes a gradient buffer that ApplyGradientDescent reads, as data parallel must (to
+  // measure what the fusion saves).
+  bool fuse_sgd = true;
 };
 
 struct Program {

@@ -125,8 +125,8 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DataParallelEquivalence,
                          });
 
 TEST(DataParallel, EveryBucketSizeTrainsTheSameModel) {
-  // 0: one AllReduce per gradient (6); 64 KiB: the last layer's two, fc2's, fc1's (3 or 4);
-  // 64 MiB: a single bucket.
+  // 0: one AllReduce per large gradient (fc2's and fc1's weights) and one for the four small
+  // ones; 64 KiB: the same; 64 MiB: the two weights together, then the small ones.
   for (int64_t bucket : {int64_t{0}, int64_t{64} << 10, int64_t{64} << 20}) {
     SCOPED_TRACE("bucket_bytes " + std::to_string(bucket));
     std::vector<std::vector<float>> losses;
@@ -135,11 +135,7 @@ TEST(DataParallel, EveryBucketSizeTrainsTheSameModel) {
     std::vector<int> all_reduces;
     train_data_parallel(2, Wire::kInproc, "sgd", bucket, losses, prints, finals, &all_reduces);
     expect_equivalent(losses, prints, finals, one_device("sgd"));
-    if (bucket == 0) {
-      EXPECT_EQ(all_reduces[0], 6);
-    } else if (bucket == (int64_t{64} << 20)) {
-      EXPECT_EQ(all_reduces[0], 1);
-    }
+    EXPECT_EQ(all_reduces[0], bucket == (int64_t{64} << 20) ? 2 : 3);
   }
 }
 
@@ -149,6 +145,18 @@ TEST(DataParallel, MomentumStepsOnTheFetchedReducedGradients) {
   std::vector<std::vector<Tensor>> finals;
   train_data_parallel(2, Wire::kInproc, "momentum", kDefaultBucketBytes, losses, prints, finals);
   expect_equivalent(losses, prints, finals, one_device("momentum"));
+}
+
+TEST(DataParallel, TheUnfusedSgdUpdateItUsesEqualsTheFusedOne) {
+  set_seed(kSeed);
+  nn::Mlp net(784, {512, 512}, 10);
+  Model model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), kLr), {.fuse_sgd = false});
+  auto log = std::make_shared<StepLog>(net.trainable_params());
+  model.train(1, image_rows(kSteps * kGlobalBatch).batch(kGlobalBatch), {log});
+  int fused = 0;
+  for (const Node& node : model.train_program()->graph.nodes()) fused += node.op == "MatMulGradientDescent";
+  EXPECT_EQ(fused, 0);
+  expect_equivalent({log->losses}, {}, {traintest::clone_values(net.trainable_params())}, one_device("sgd"));
 }
 
 // The seed's functional loop on n ranks: grad_fn, then grad_reducer(grads) (eager) or the
@@ -183,8 +191,9 @@ TEST(DataParallel, FunctionalLoopWithEagerGradReducerMatchesOneDevice) { functio
 TEST(DataParallel, FunctionalLoopWithTheReducerInTheGradientProgramMatchesOneDevice) { functional_loop(4, true); }
 
 TEST(DataParallel, EachBucketsAllReduceWaitsOnlyForItsOwnGradients) {
-  // Built, not run: with one bucket per gradient, the last layer's AllReduces do not depend on
-  // the first layer's weight gradient, so they can be on the wire while it is computed.
+  // Built, not run: with one bucket per gradient, fc2's weight gradient is reduced first, and
+  // its AllReduce does not depend on fc1's weight gradient, so it is on the wire while fc1's
+  // is computed.
   ParallelContextGuard ctx({.parallel_mode = ParallelMode::kDataParallel, .gradients_mean = true, .bucket_bytes = 0});
   set_seed(kSeed);
   run_world(2, Wire::kInproc, [&](int rank) {
@@ -202,7 +211,7 @@ TEST(DataParallel, EachBucketsAllReduceWaitsOnlyForItsOwnGradients) {
     ASSERT_GE(fc1_grad, 0);
     const std::vector<int> deps = needed_nodes(g, {first});
     EXPECT_FALSE(std::binary_search(deps.begin(), deps.end(), fc1_grad)) << g.node(first).name;
-    EXPECT_NE(g.node(g.node(first).inputs[0]).name.find("fc3"), std::string::npos) << "the first bucket is not fc3's";
+    EXPECT_EQ(g.node(g.node(first).inputs[0]).name.find("Gradients/fc2/MatMul"), 0u) << "the first bucket is not fc2's";
   });
 }
 
