@@ -95,11 +95,16 @@ void by_reference(detail::Call& call, const Tensor& input, const Plan& p, Tensor
   const Shape blk = block_shape(input, p, n);
   detail::send_to_all(call, input, 0);
   std::vector<Tensor> ins = detail::recv_from_all(call, input, 0);
+  const int64_t blk_numel = sf::numel(blk);
   for (int q = 0; q < n; ++q) {
     Tensor b = block_of(ins[q], p, n, r);
-    unpack(out, b, blk, p.concat_dim, n, q);
+    if (p.concat_dim == 0)  // the block is one contiguous range of the output
+      detail::copy_to_output(out, q * blk_numel, b, 0, blk_numel, out.nbytes());
+    else
+      unpack(out, b, blk, p.concat_dim, n, q);
     if (p.split_dim != 0) BufferPool::global().release(b);
   }
+  detail::stream_fence();
   ins.clear();
   const std::vector<int> peers = detail::others(call);
   detail::signal_done(call, peers, 1);

@@ -35,13 +35,14 @@ Tensor by_reference(detail::Call& call, const Tensor& input, int root) {
   Tensor out(input.shape(), input.dtype());
   if (call.rank() == root) {
     detail::send_to_all(call, input, 0);
-    out.copy_from(input);
+    detail::copy_to_output(out, 0, input, 0, input.numel(), out.nbytes());
     detail::wait_done(call, detail::others(call), 1);
   } else {
     Tensor from_root = call.recv(root, 0);
     SF_ENFORCE(from_root.numel() == input.numel() && from_root.dtype() == input.dtype(), ShapeError,
                "{}: the root passed {} where this rank has {}", call.where(), from_root.describe(), input.describe());
-    detail::copy_elems(out, 0, from_root, 0, input.numel());
+    detail::copy_to_output(out, 0, from_root, 0, input.numel(), out.nbytes());
+    detail::stream_fence();
     from_root = Tensor();
     detail::signal_done(call, {root}, 1);
   }

@@ -60,4 +60,14 @@ inline void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t 
 // A pooled buffer (one reader reference) holding src[off, off + n).
 Tensor pooled_copy(const Tensor& src, int64_t off, int64_t n);
 
+// Copies `bytes` into memory nobody will read soon (a fresh output that does not fit in
+// cache): with non-temporal stores, which skip reading each destination line first. Call
+// stream_fence() before telling another thread the bytes are there.
+void stream_copy(void* dst, const void* src, size_t bytes);
+void stream_fence();
+
+// Copies at or above this many bytes go to fresh outputs with stream_copy; below, the data is
+// likely read again soon and regular stores keep it in cache.
+inline constexpr size_t kStreamBytes = size_t{256} << 10;
+
 }  // namespace sf::comm::detail

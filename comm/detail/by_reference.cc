@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/detail/blocks.h"
 #include "core/error.h"
 
 namespace sf::comm::detail {
@@ -12,6 +13,15 @@ const std::byte* at(const Tensor& t, int64_t elem) {
   return static_cast<const std::byte*>(t.raw()) + elem * static_cast<int64_t>(dtype_size(t.dtype()));
 }
 }  // namespace
+
+void copy_to_output(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, int64_t n, size_t out_bytes) {
+  if (out_bytes < kStreamBytes) {
+    copy_elems(dst, dst_off, src, src_off, n);
+    return;
+  }
+  const int64_t w = static_cast<int64_t>(dtype_size(dst.dtype()));
+  stream_copy(static_cast<std::byte*>(dst.raw()) + dst_off * w, at(src, src_off), static_cast<size_t>(n * w));
+}
 
 void send_to_all(Call& call, const Tensor& t, uint8_t slot) {
   for (int q : others(call)) call.send(q, t, slot);

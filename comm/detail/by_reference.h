@@ -35,6 +35,11 @@ void wait_done(Call& call, const std::vector<int>& waits_for, uint8_t slot);
 // Every other member of the group.
 std::vector<int> others(const Call& call);
 
+// dst[dst_off ..) = src[src_off ..), n elements, into an output of `out_bytes` in all: with
+// non-temporal stores when that output is large (comm/detail/blocks.h), else memcpy. Call
+// stream_fence() before signal_done() if any copy streamed.
+void copy_to_output(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, int64_t n, size_t out_bytes);
+
 // dst[i] = (((src[0][i] op src[1][i]) op src[2][i]) ...) for i in [begin, end): the same order
 // on every rank, so the same bits. `dst` may be one of the sources only if it is src[0].
 void reduce_in_order(ReduceOp op, DType dtype, void* dst, const std::vector<const Tensor*>& src, int64_t begin,
