@@ -45,7 +45,7 @@ bool moves_data(Collective c) { return c != Collective::kBarrier; }
 
 Algorithm choose_algorithm(Collective c, int64_t nbytes, int /*group_size*/, TransportCaps caps) {
   if (moves_data(c) && caps.native) return Algorithm::kNative;
-  if (moves_data(c) && caps.by_reference) return Algorithm::kByReference;
+  if (moves_data(c) && caps.by_reference && nbytes >= kByReferenceMinBytes) return Algorithm::kByReference;
   switch (c) {
     case Collective::kAllReduce: return nbytes <= kSmallAllReduceBytes ? Algorithm::kRecursiveDoubling : Algorithm::kRing;
     case Collective::kAllGather:

@@ -12,9 +12,11 @@
 //  * mpi: MPI's own non-blocking collectives (kNative) for every collective the backend
 //    supports, at every size; the send/recv algorithms over the one MPI thread copy every
 //    message twice more and lose at every size.
-//  * inproc: kByReference — tensors travel by reference, so each rank reads its peers' inputs
-//    in place (and, for AllReduce, writes its reduced block straight into every output): one
-//    pass over the data instead of n-1 pooled copies, and two rounds of messages.
+//  * inproc, from kByReferenceMinBytes: kByReference — tensors travel by reference, so each
+//    rank reads its peers' inputs in place (and, for AllReduce, writes its reduced block
+//    straight into every output): one pass over the data instead of n-1 pooled copies. It
+//    costs two rounds of messages to every peer, so smaller payloads, where the messages are
+//    the cost, keep the send/recv algorithms below.
 //  * anything else (zmq, wrapped transports): recursive doubling for small AllReduce, the
 //    segmented ring above; binomial Broadcast, ring AllGather/ReduceScatter, pairwise AlltoAll.
 //
@@ -45,6 +47,9 @@ std::string_view collective_name(Collective c);
 // AllReduce payloads up to this many bytes use recursive doubling (latency-bound); larger
 // ones the ring (bandwidth-optimal).
 constexpr int64_t kSmallAllReduceBytes = 64 << 10;
+// On transports that pass tensors by reference, payloads (each rank's input) from this many
+// bytes use kByReference.
+constexpr int64_t kByReferenceMinBytes = 1 << 20;
 // Ring and tree algorithms move large tensors in segments of this many bytes, so message
 // buffers stay small, pooled and in cache, and neighbours pipeline segment by segment.
 constexpr int64_t kSegmentBytes = 128 << 10;

@@ -1,5 +1,6 @@
 // The by-reference algorithms (Algorithm::kByReference, comm/detail/by_reference.h) and the
-// table's transport-dependent choices: inproc picks them for every data collective; f32
+// table's transport-dependent choices: inproc picks them for every data collective from
+// kByReferenceMinBytes; f32
 // results with inexact sums hold the same bits on every rank and run to run; a rank that
 // closes mid-way is named by the others; the table refuses algorithms the transport cannot run.
 #include <gtest/gtest.h>
@@ -25,14 +26,17 @@ Tensor random_input(int64_t count, int rank) {
   return x;
 }
 
-TEST(ByReference, TheTablePicksItOnInprocOnly) {
+TEST(ByReference, TheTablePicksItOnInprocForLargePayloadsOnly) {
   auto world = make_inproc_world(2);
   const TransportCaps caps = transport_caps(*world[0], Collective::kAllReduce, 1000);
   EXPECT_TRUE(caps.by_reference);
   EXPECT_FALSE(caps.native);
   for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
                        Collective::kBroadcast, Collective::kAllToAll})
-    EXPECT_EQ(choose_algorithm(c, 4 << 20, 2, caps), Algorithm::kByReference) << collective_name(c);
+    EXPECT_EQ(choose_algorithm(c, kByReferenceMinBytes, 2, caps), Algorithm::kByReference) << collective_name(c);
+  // Small payloads: the send/recv algorithms, which need fewer rounds of messages.
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 4 << 10, 2, caps), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(choose_algorithm(Collective::kAllGather, kByReferenceMinBytes - 4, 2, caps), Algorithm::kRing);
   EXPECT_EQ(choose_algorithm(Collective::kBarrier, 0, 2, caps), Algorithm::kDissemination);
   // A transport without the capability keeps the send/recv algorithms.
   EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 4 << 20, 2, {}), Algorithm::kRing);
@@ -97,7 +101,8 @@ TEST(ByReference, ClosedRankIsNamedByEveryOtherRank) {
       world[r]->close();
       return;
     }
-    all_reduce(Tensor::full({1 << 16}, 1.0f), {.group = world_group(world[r]), .timeout = 10s});
+    all_reduce(Tensor::full({1 << 16}, 1.0f),
+               {.group = world_group(world[r]), .algorithm = Algorithm::kByReference, .timeout = 10s});
   });
   EXPECT_LT(Clock::now() - start, 5s) << "a closed rank must be named long before the timeout";
   for (int r = 0; r < n; ++r) {
@@ -111,33 +116,45 @@ TEST(ByReference, ClosedRankIsNamedByEveryOtherRank) {
   }
 }
 
+// One by-reference collective on `t`'s group (input: each rank's, shaped {4 * 3 << 14}).
+Tensor run_by_reference(int which, const std::shared_ptr<Transport>& t, const Tensor& in) {
+  const Group g = world_group(t);
+  const Algorithm a = Algorithm::kByReference;
+  switch (which) {
+    case 0: return all_reduce(in, {.group = g, .algorithm = a, .timeout = 20s});
+    case 1: return all_gather(in, {.group = g, .algorithm = a, .timeout = 20s});
+    case 2: return reduce_scatter(in, {.group = g, .algorithm = a, .timeout = 20s});
+    case 3: return broadcast(in, {.group = g, .root = 0, .algorithm = a, .timeout = 20s});
+    default: return all_to_all(in, {.group = g, .split_count = g.size(), .algorithm = a, .timeout = 20s});
+  }
+}
+
 TEST(ByReference, SlowPeersStillReadWhatTheirPeersPassed) {
   // Ranks 1..3 read every message 2 ms late while rank 0 scribbles over its input and output
   // the moment its call returns: the closing handshake must keep rank 0 in the call until the
-  // others are done with its tensors (tests/comm/ownership_test.cc does this for every
-  // collective; here with inexact sums, so a torn read shows in the bits).
+  // others are done with its tensors (inexact sums, so a torn read shows in the bits).
   constexpr int n = 4;
-  const int64_t count = 3 << 16;
-  auto world = make_inproc_world(n);
-  std::vector<Tensor> inputs, outs(n);
+  const int64_t count = 4 * (3 << 14);
+  std::vector<Tensor> inputs;
   for (int r = 0; r < n; ++r) inputs.push_back(random_input(count, r));
-  std::vector<Tensor> fast(n);
-  commtest::run_ranks(n, [&](int r) {
-    fast[r] = all_reduce(inputs[r], {.group = world_group(world[r]), .timeout = 20s});
-  });
-  auto slow_world = make_inproc_world(n);
-  commtest::run_ranks(n, [&](int r) {
-    auto t = r == 0 ? slow_world[r] : std::make_shared<commtest::SlowReaderTransport>(slow_world[r], 2ms);
-    Tensor in = inputs[r].clone();
-    Tensor out = all_reduce(in, {.group = world_group(t), .timeout = 20s});
-    if (r == 0) {
-      in.fill(-7.0f);
-      out.fill(-7.0f);
-    } else {
-      outs[r] = out;
-    }
-  });
-  for (int r = 1; r < n; ++r) EXPECT_TRUE(bitwise_equal(outs[r], fast[0])) << "rank " << r;
+  for (int which = 0; which < 5; ++which) {
+    auto world = make_inproc_world(n);
+    std::vector<Tensor> fast(n), slow(n);
+    commtest::run_ranks(n, [&](int r) { fast[r] = run_by_reference(which, world[r], inputs[r]); });
+    auto slow_world = make_inproc_world(n);
+    commtest::run_ranks(n, [&](int r) {
+      auto t = r == 0 ? slow_world[r] : std::make_shared<commtest::SlowReaderTransport>(slow_world[r], 2ms);
+      Tensor in = inputs[r].clone();
+      Tensor out = run_by_reference(which, t, in);
+      if (r == 0) {
+        in.fill(-7.0f);
+        out.fill(-7.0f);
+      } else {
+        slow[r] = out;
+      }
+    });
+    for (int r = 1; r < n; ++r) EXPECT_TRUE(bitwise_equal(slow[r], fast[r])) << "collective " << which << " rank " << r;
+  }
 }
 
 }  // namespace
