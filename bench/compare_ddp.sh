@@ -45,7 +45,7 @@ ddp_rate() {  # global batch
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a / b}'; }
 
-echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; NOFREE=${NOFREE:-0}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%F' '%H:%M) UTC"
+echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; NOFREE=${NOFREE:-0}; $(getconf _NPROCESSORS_ONLN) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%F' '%H:%M) UTC"
 echo
 echo "| batch per rank | 1 rank | 2 ranks zmq | ratio | 2 ranks mpi | ratio | target |"
 echo "|---|---|---|---|---|---|---|"
