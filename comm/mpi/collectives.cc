@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 
+#include "comm/buffer_pool.h"
 #include "core/error.h"
 
 namespace sf::comm::mpi {
@@ -90,23 +92,42 @@ void Collectives::drain(GroupComm& g) {
   }
 }
 
+bool Collectives::chunked(const NativeRequest& q) {
+  const auto bytes = static_cast<int64_t>(q.input.nbytes());
+  return (q.collective == Collective::kAllReduce && bytes > kAllReduceChunkBytes) ||
+         (q.collective == Collective::kReduceScatter && bytes > kReduceScatterChunkBytes);
+}
+
 void Collectives::issue_chunk(InFlight& f, int64_t begin) {
   const NativeRequest& q = f.op->req;
   Tensor out = q.output;
-  const int64_t count = q.input.numel();
-  const int64_t len = std::min(count - begin, kAllReduceChunkBytes / static_cast<int64_t>(dtype_size(q.input.dtype())));
-  const size_t off = static_cast<size_t>(begin) * dtype_size(q.input.dtype());
-  iallreduce(static_cast<const std::byte*>(q.input.raw()) + off, static_cast<std::byte*>(out.raw()) + off,
-             count_of(len), type_of(q.input.dtype(), q.collective, q.op), op_of(q.op), f.group->comm, &f.request);
-  f.next = begin + len < count ? begin + len : -1;
+  const auto w = static_cast<int64_t>(dtype_size(q.input.dtype()));
+  const MPI_Datatype type = type_of(q.input.dtype(), q.collective, q.op);
+  const auto* in = static_cast<const std::byte*>(q.input.raw());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  int64_t end = 0;
+  if (q.collective == Collective::kAllReduce) {
+    end = std::min(q.input.numel(), begin + kAllReduceChunkBytes / w);
+    iallreduce(in + begin * w, dst + begin * w, count_of(end - begin), type, op_of(q.op), f.group->comm, &f.request);
+  } else {  // ReduceScatter: slice [begin, end) of each of the n blocks of m elements
+    const int64_t m = out.numel(), n = q.input.numel() / m;
+    end = std::min(m, begin + kReduceScatterChunkBytes / w / n);
+    const int64_t len = end - begin;
+    if (!f.packed.defined()) f.packed = BufferPool::global().acquire(q.input.dtype(), n * std::min(m, len));
+    auto* packed = static_cast<std::byte*>(f.packed.raw());
+    for (int64_t j = 0; j < n; ++j) std::memcpy(packed + j * len * w, in + (j * m + begin) * w, len * w);
+    MPI_Ireduce_scatter_block(packed, dst + begin * w, count_of(len), type, op_of(q.op), f.group->comm, &f.request);
+    end = begin + len;
+  }
+  const int64_t total = q.collective == Collective::kAllReduce ? q.input.numel() : out.numel();
+  f.next = end < total ? end : -1;
   f.group->chunking = f.next >= 0;
 }
 
 void Collectives::issue(GroupComm& g, std::shared_ptr<NativeOp> op) {
   const MPI_Comm comm = g.comm;
   const NativeRequest& q = op->req;
-  if (q.collective == Collective::kAllReduce &&
-      static_cast<int64_t>(q.input.nbytes()) > kAllReduceChunkBytes) {
+  if (chunked(q)) {
     InFlight& f = inflight_.emplace_back(InFlight{std::move(op), MPI_REQUEST_NULL, &g});
     issue_chunk(f, 0);
     return;
@@ -225,12 +246,13 @@ bool Collectives::progress() {
       continue;
     }
     any = true;
-    if (it->next >= 0) {  // a chunked AllReduce: on to the next chunk; its group may go on after the last
+    if (it->next >= 0) {  // a chunked op: on to the next chunk; its group may go on after the last
       issue_chunk(*it, it->next);
       if (!it->group->chunking) drain(*it->group);
       ++it;
       continue;
     }
+    BufferPool::global().release(it->packed);
     it->op->complete();
     it = inflight_.erase(it);
   }

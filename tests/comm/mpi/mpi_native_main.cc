@@ -8,7 +8,8 @@
 //    way, odd ranks the other) are both created and used without deadlock;
 //  * AlltoAll along other dims than 0 (packed and unpacked around MPI_Ialltoall), Broadcast
 //    from a root other than 0;
-//  * an AllReduce large enough to run in chunks, with another collective queued behind it.
+//  * an AllReduce and a ReduceScatter large enough to run in chunks, with another collective
+//    queued behind them.
 // Exits non-zero naming the check and rank on the first deviation.
 #include <chrono>
 #include <cmath>
@@ -137,8 +138,19 @@ void check_chunked(const Group& g, const std::vector<int>& members) {
   }
   Work big = all_reduce_async(in[me], {.group = g, .timeout = kTimeout});
   Work after = all_gather_async(small[me], {.group = g, .timeout = kTimeout});
-  if (!bitwise_equal(big.get(), commtest::reduce_all(in, ReduceOp::kSum))) fail("chunked AllReduce");
+  const Tensor sum = commtest::reduce_all(in, ReduceOp::kSum);
+  if (!bitwise_equal(big.get(), sum)) fail("chunked AllReduce");
   if (!bitwise_equal(after.get(), commtest::concat0(small))) fail("AllGather queued behind a chunked AllReduce");
+  // ReduceScatter: blocks of m elements, each cut into slices of the chunk size (2 and a bit).
+  const int n = g.size();
+  const int64_t m = 2 * (mpi::kReduceScatterChunkBytes / 4 / n) + 3;
+  std::vector<Tensor> rs_in;
+  for (int w : members) rs_in.push_back(commtest::make_input({n * m}, DType::kI32, ReduceOp::kMax, w, 15));
+  Work rs = reduce_scatter_async(rs_in[me], {.group = g, .op = ReduceOp::kMax, .timeout = kTimeout});
+  Work after_rs = all_gather_async(small[me], {.group = g, .timeout = kTimeout});
+  if (!bitwise_equal(rs.get(), commtest::rows_copy(commtest::reduce_all(rs_in, ReduceOp::kMax), me * m, (me + 1) * m)))
+    fail("chunked ReduceScatter");
+  if (!bitwise_equal(after_rs.get(), commtest::concat0(small))) fail("AllGather queued behind a chunked ReduceScatter");
 }
 
 int run_checks(const std::shared_ptr<Transport>& world) {
