@@ -59,6 +59,7 @@ class Fabric::Engine {
   std::vector<std::deque<std::unique_ptr<Incoming>>> incoming_;  // per source, in arrival order
   std::list<std::unique_ptr<Outgoing>> outgoing_;
   std::unique_ptr<Collectives> collectives_;
+  bool crowded_ = false;  // more ranks on this host than cores
 };
 
 bool Fabric::Engine::start() {
@@ -98,6 +99,12 @@ bool Fabric::Engine::start() {
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
   collectives_ = std::make_unique<Collectives>(comm_, rank, size, *tag_ub);
+  MPI_Comm node = MPI_COMM_NULL;
+  int on_node = 1;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &on_node);
+  MPI_Comm_free(&node);
+  crowded_ = on_node > static_cast<int>(std::thread::hardware_concurrency());
   peer_closed_.assign(size, 0);
   peer_broken_.assign(size, 0);
   incoming_.resize(size);
@@ -139,7 +146,11 @@ void Fabric::Engine::loop() {
     if (shutdown_seen_ && (quiet() || std::chrono::steady_clock::now() >= linger_end)) return;
     if (busy) {
       idle = 0;
-    } else if (++idle < 64 || collectives_->busy()) {  // a collective in flight: poll on
+    } else if (collectives_->busy() && !crowded_) {
+      // A collective in flight and a core for each rank: poll on without giving the core
+      // away (a yield hands it to whatever else runs on the host, for a whole time slice).
+      __builtin_ia32_pause();
+    } else if (++idle < 64 || collectives_->busy()) {  // crowded: poll, but let the others run
       std::this_thread::yield();
     } else {  // back off: 20 us doubling to 1 ms, woken at once by new work
       const auto pause = std::chrono::microseconds(std::min(1000, 20 << std::min(idle - 64, 6)));

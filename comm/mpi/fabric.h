@@ -22,7 +22,8 @@
 //
 // Native collectives: start_native() queues an operation for the same thread, which runs it
 // as one of MPI's non-blocking collectives on a communicator per group (comm/mpi/collectives.h)
-// and keeps polling without sleeping while one is in flight.
+// and keeps polling without sleeping while one is in flight — without yielding either, unless
+// the host has more ranks than cores (as Open MPI's own progress loop does).
 //
 // Threading: every public member may be called from any thread; only the fabric's own thread
 // touches MPI. If MPI was initialised elsewhere it must provide at least
