@@ -3,21 +3,7 @@
 # them, and its traffic crosses the veth. Skipped (exit 77) where `ip netns add` is not
 # permitted. The namespaces are removed however the test ends.
 source "$TEST_DIR/lib.sh"
-a=sfa$id b=sfb$id
-if ! ip netns add "$a" 2>"$work/netns.err"; then
-  skip "cannot create network namespaces here ($(head -1 "$work/netns.err")): needs root or CAP_SYS_ADMIN"
-fi
-cleanups+=("ip netns del $a 2>/dev/null" "ip netns del $b 2>/dev/null")
-ip netns add "$b" || fail "ip netns add $b"
-# A subnet of its own for this run: 10.X.Y.0/24 from the pid.
-net=10.$((100 + (id / 250) % 100)).$((id % 250))
-ip link add "va$id" type veth peer name "vb$id" || fail "ip link add veth"
-ip link set "va$id" netns "$a" && ip link set "vb$id" netns "$b" || fail "moving the veth ends"
-ip -n "$a" addr add "$net.1/24" dev "va$id" && ip -n "$b" addr add "$net.2/24" dev "vb$id" || fail "addresses"
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up || fail "lo up in $ns"; done
-ip -n "$a" link set "va$id" up && ip -n "$b" link set "vb$id" up || fail "veth up"
-printf '%s slots=2 addr=%s\n%s slots=2 addr=%s\n' "$a" "$net.1" "$b" "$net.2" >"$work/hosts"
-
+two_netns_hosts
 job=netns$id
 agent='ip netns exec {host} sh -c'
 "$SFRUN" -n 4 --hostfile "$work/hosts" --agent "$agent" --dry-run -- "$JOB_MAIN" >"$work/plan" 2>&1 || { show "$work/plan"; fail "dry run"; }
