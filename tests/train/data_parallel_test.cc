@@ -162,6 +162,7 @@ TEST(DataParallel, TheUnfusedSgdUpdateItUsesEqualsTheFusedOne) {
 // The seed's functional loop on n ranks: grad_fn, then grad_reducer(grads) (eager) or the
 // reducer compiled into grad_fn (in_graph), then optimizer.step.
 void functional_loop(int n, bool in_graph) {
+  const Run& ref = one_device("sgd");  // before the data-parallel context: 1 device has no ranks
   ParallelContextGuard ctx({.parallel_mode = ParallelMode::kDataParallel, .gradients_mean = true});
   std::vector<std::vector<float>> losses(n);
   std::vector<std::vector<uint64_t>> prints(n);
@@ -184,7 +185,7 @@ void functional_loop(int n, bool in_graph) {
     }
     finals[rank] = traintest::clone_values(net.trainable_params());
   });
-  expect_equivalent(losses, prints, finals, one_device("sgd"));
+  expect_equivalent(losses, prints, finals, ref);
 }
 
 TEST(DataParallel, FunctionalLoopWithEagerGradReducerMatchesOneDevice) { functional_loop(4, false); }
