@@ -45,17 +45,26 @@ Tensor run_native(Signature sig, const Group& group, uint32_t seq, std::chrono::
   return finish();
 }
 
-// The async form: takes the sequence number, makes the Call (so a failed group or, in debug
-// mode, a signature mismatch throws here, before data moves) and starts `req`, all on the
-// calling thread; the group's worker runs meanwhile(), waits, and returns finish().
+// The async form: takes the sequence number, makes the Call (a failed group or, in debug mode,
+// a signature mismatch fails here, before data moves — reported through the Work, as the other
+// algorithms' async forms do) and starts `req`, all on the calling thread; the group's worker
+// runs meanwhile(), waits, and returns finish().
 template <class Meanwhile, class Finish>
 Work submit_native(Signature sig, const Group& group, std::chrono::milliseconds timeout, NativeRequest req,
                    Meanwhile meanwhile, Finish finish) {
   const uint32_t seq = group.next_sequence();
   const Group g = group.unowned();  // the task must not own its group (comm/worker.h)
-  auto call = std::make_shared<Call>(std::move(sig), g, seq, timeout);
+  std::shared_ptr<Call> call;
+  std::shared_ptr<NativeOperation> started;
+  try {
+    call = std::make_shared<Call>(std::move(sig), g, seq, timeout);
+    started = start_native(g, std::move(req));
+  } catch (...) {
+    auto failed = std::make_shared<WorkState>();
+    failed->finish(Tensor(), std::current_exception());
+    return Work(std::move(failed));
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::shared_ptr<NativeOperation> started = start_native(g, std::move(req));
   return submit(group, [g, call, deadline, started, meanwhile, finish]() mutable {
     meanwhile();
     wait_native(*call, g, *started, deadline);
