@@ -101,6 +101,7 @@ Tensor Call::recv(int peer, uint8_t slot) {
     // The transport saw the peer close: it is the one lost. Tell the others, who may be
     // waiting for this rank, before leaving.
     send_notices(peer);
+    announce_stuck(peer);
     std::string msg = fmt::format("{}: lost rank {}: {}", where(), world_peer, e.what());
     group_.mark_failed(world_peer, msg);
     error_ = msg;
@@ -116,11 +117,25 @@ void Call::send_notices(int peer) {
     if (q != rank()) group_.transport().send(group_.world_rank(q), notice_tag, notice);
 }
 
+namespace {
+
+// The tag of a group's "failed, blaming rank r" notice: a sequence number no call uses.
+Tag failure_tag(const Group& g) { return collective_tag(g.id(), 0xffffffffu, kNoticeSlot); }
+
+}  // namespace
+
+void Call::announce_stuck(int peer) {
+  const Tensor notice = Tensor::from_vector({1}, std::vector<int32_t>{peer});
+  for (int q = 0; q < size(); ++q)
+    if (q != rank()) group_.transport().send(group_.world_rank(q), failure_tag(group_), notice);
+}
+
 void Call::fail_after_timeout(int peer) {
   Transport& tr = group_.transport();
   const Tag notice_tag = collective_tag(group_.id(), seq_, kNoticeSlot);
   const int n = size();
   send_notices(peer);
+  announce_stuck(peer);
   // Collect the others' notices until the grace period ends.
   std::vector<int> waits_for(n, -1);
   std::vector<bool> lost(n, false);
@@ -134,6 +149,16 @@ void Call::fail_after_timeout(int peer) {
       lost[q] = true;
     }
   }
+  // A member silent in this call may be stuck in an earlier call of this group; it said
+  // whom it waits for there when its own deadline passed.
+  for (int q = 0; q < n; ++q) {
+    if (!lost[q]) continue;
+    try {
+      waits_for[q] = static_cast<int>(tr.recv(group_.world_rank(q), failure_tag(group_), milliseconds(0)).item());
+      lost[q] = false;
+    } catch (const PeerLost&) {
+    }
+  }
   // Follow "waits for" from the peer this rank waited on to the first lost rank.
   int culprit = peer;
   std::set<int> seen;
@@ -145,10 +170,10 @@ void Call::fail_after_timeout(int peer) {
     if (waits_for[cur] < 0 || waits_for[cur] >= n) break;
     cur = waits_for[cur];
   }
+  const int world_culprit = group_.world_rank(culprit);
   std::vector<int> lost_world;
   for (int q = 0; q < n; ++q)
     if (lost[q]) lost_world.push_back(group_.world_rank(q));
-  const int world_culprit = group_.world_rank(culprit);
   std::string msg = fmt::format(
       "{}: rank {} did not take part within {} ms (this rank waited for rank {}; silent ranks: {})", where(),
       world_culprit, timeout_.count(), group_.world_rank(peer), fmt::join(lost_world, ", "));

@@ -11,6 +11,9 @@
 // rank, the collective and its sequence number, and the group is marked failed. A peer whose
 // endpoint closed (the transport says so at once) is named directly; this rank still sends its
 // notice, so ranks stalled behind it name the closed rank too when their own deadline passes.
+// A rank whose call fails also tells every member, on a per-group tag outside any call, whom
+// it was stuck waiting for: a rank that has moved on to the next collective and times out
+// waiting for this one follows that to the rank that stalled both.
 // (Waking those ranks early needs an abort message the transport can deliver to a blocked
 // receive: left for the zmq/mpi backends' failure detector.)
 //
@@ -64,6 +67,8 @@ class Call {
   [[noreturn]] void fail_after_timeout(int peer);
   // Tells every other member that this rank is stuck waiting for group rank `peer`.
   void send_notices(int peer);
+  // Tells every member, outside this call, that this rank is stuck waiting for group rank `peer`.
+  void announce_stuck(int peer);
 
   std::string op_;
   Group group_;

@@ -133,5 +133,30 @@ TEST(Failure, ReceiveTimeoutNamesTheSource) {
   }
 }
 
+// Rank 2 goes silent. Rank 3 fails the first collective waiting for it, while ranks 0 and 1
+// finish theirs and wait in the next one for rank 3, which no longer takes part: they must
+// name rank 2, whom rank 3 blamed, not rank 3.
+TEST(Failure, RanksAheadNameTheRankThatAFailedPeerBlamed) {
+  auto world = make_inproc_world(4);
+  const auto start = Clock::now();
+  auto errors = commtest::run_ranks_collect(4, [&](int r) {
+    if (r == 2) return;
+    Group g = world_group(world[r]);
+    NeighborExchangeOptions o{.group = g, .timeout = kTimeout};
+    if (r == 3) o.recv_rank_ids = {2}, o.recv_shapes = {{4}};
+    neighbor_exchange({}, o);  // ranks 0 and 1 exchange nothing and return at once
+    all_reduce(Tensor::full({16}, 1.0f), {.group = g, .timeout = kTimeout});
+  });
+  EXPECT_LT(Clock::now() - start, 2 * kBound);
+  for (int r : {0, 1, 3}) {
+    ASSERT_TRUE(errors[r]) << "rank " << r << " did not fail";
+    try {
+      std::rethrow_exception(errors[r]);
+    } catch (const PeerLost& e) {
+      EXPECT_EQ(e.rank(), 2) << "rank " << r << ": " << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sf::comm
