@@ -3,10 +3,12 @@
 # process; `sfrun -n 4` over zmq; `mpirun -np 4` over mpi; and 2 network-namespace "hosts" x 2
 # ranks through sfrun over zmq tcp. Rank 0's loss lines must agree step for step within 1e-5
 # relative (the rank counts and transports sum in different orders, so the last bits differ).
-# Skipped (exit 77) where network namespaces cannot be made.
+# Where network namespaces cannot be made or entered, the fourth way is left out and the
+# output says so.
 source "$TEST_DIR/lib.sh"
 [[ -x ${MANUAL_PARALLEL:-} ]] || fail "MANUAL_PARALLEL is not set"
-two_netns_hosts
+hosts=1
+make_netns_hosts || { hosts=0; echo "NOTE: 2 hosts x 2 ranks left out: $netns_why"; }
 args=(--batch-size 256)
 
 "$MANUAL_PARALLEL" --devices 8 "${args[@]}" --log-dir "$work/devices" >"$work/devices.out" 2>&1 ||
@@ -16,11 +18,12 @@ args=(--batch-size 256)
 "$MPIRUN" --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader -np 4 \
   --output-filename "$work/mpi" "$MANUAL_PARALLEL" "${args[@]}" >"$work/mpi.out" 2>&1 ||
   { show "$work/mpi.out"; fail "mpirun -np 4"; }
-"$SFRUN" -n 4 --hostfile "$work/hosts" --agent 'ip netns exec {host} sh -c' --log-dir "$logs" --job-id "ns$id" -- \
-  "$MANUAL_PARALLEL" "${args[@]}" >"$work/netns.out" 2>&1 || { show "$work/netns.out"; fail "2 hosts x 2 ranks"; }
-
-runs=("$work/devices/1/rank.0/stdout" "$logs/zmq$id/rank.0/stdout" "$work/mpi/1/rank.0/stdout"
-      "$logs/ns$id/rank.0/stdout")
+runs=("$work/devices/1/rank.0/stdout" "$logs/zmq$id/rank.0/stdout" "$work/mpi/1/rank.0/stdout")
+if ((hosts)); then
+  "$SFRUN" -n 4 --hostfile "$work/hosts" --agent 'ip netns exec {host} sh -c' --log-dir "$logs" --job-id "ns$id" -- \
+    "$MANUAL_PARALLEL" "${args[@]}" >"$work/netns.out" 2>&1 || { show "$work/netns.out"; fail "2 hosts x 2 ranks"; }
+  runs+=("$logs/ns$id/rank.0/stdout")
+fi
 for f in "${runs[@]}"; do
   [[ -f $f ]] || fail "no log $f"
   grep '^epoch: ' "$f" >"$f.loss"
@@ -35,4 +38,4 @@ for f in "${runs[@]:1}"; do
     END { if (NR == 0) bad = 1; exit bad }' || fail "losses of $f differ from ${runs[0]}"
   [[ $(wc -l <"$f.loss") -eq $(wc -l <"${runs[0]}.loss") ]] || fail "$f has another number of loss lines"
 done
-echo "PASS: $(wc -l <"${runs[0]}.loss") loss lines agree; last: $(tail -1 "${runs[0]}.loss")"
+echo "PASS: ${#runs[@]} ways, $(wc -l <"${runs[0]}.loss") loss lines agree; last: $(tail -1 "${runs[0]}.loss")"

@@ -67,22 +67,30 @@ assert_groups_gone() {
   left=$(ps -eo pgid=,pid=,stat=,args= | awk -v groups=" $* " 'index(groups, " " $1 " ") && $3 !~ /^Z/')
   [[ -z $left ]] || fail "processes left in the ranks' groups: $left"
 }
-# two_netns_hosts: two network namespaces $a and $b joined by a veth pair ($net.1 and $net.2,
+# make_netns_hosts: two network namespaces $a and $b joined by a veth pair ($net.1 and $net.2,
 # a subnet of this run's own), lo up in each, and $work/hosts naming them with slots=2 each.
-# Skips (exit 77) where `ip netns add` is not permitted; the namespaces go when the test ends.
-two_netns_hosts() {
+# Returns 1 with the reason in $netns_why where namespaces cannot be made or entered (no
+# CAP_SYS_ADMIN; a chroot whose / is no mount point); the namespaces go when the test ends.
+make_netns_hosts() {
   a=sfa$id b=sfb$id
   if ! ip netns add "$a" 2>"$work/netns.err"; then
-    skip "cannot create network namespaces here ($(head -1 "$work/netns.err")): needs root or CAP_SYS_ADMIN"
+    netns_why="cannot create network namespaces here ($(head -1 "$work/netns.err")): needs root or CAP_SYS_ADMIN"
+    return 1
   fi
   cleanups+=("ip netns del $a 2>/dev/null" "ip netns del $b 2>/dev/null")
+  if ! ip -n "$a" link set lo up 2>"$work/netns.err"; then
+    netns_why="cannot enter a network namespace here ($(head -1 "$work/netns.err"))"
+    return 1
+  fi
   ip netns add "$b" || fail "ip netns add $b"
   # A subnet of its own for this run: 10.X.Y.0/24 from the pid.
   net=10.$((100 + (id / 250) % 100)).$((id % 250))
   ip link add "va$id" type veth peer name "vb$id" || fail "ip link add veth"
   ip link set "va$id" netns "$a" && ip link set "vb$id" netns "$b" || fail "moving the veth ends"
   ip -n "$a" addr add "$net.1/24" dev "va$id" && ip -n "$b" addr add "$net.2/24" dev "vb$id" || fail "addresses"
-  for ns in "$a" "$b"; do ip -n "$ns" link set lo up || fail "lo up in $ns"; done
+  ip -n "$b" link set lo up || fail "lo up in $b"
   ip -n "$a" link set "va$id" up && ip -n "$b" link set "vb$id" up || fail "veth up"
   printf '%s slots=2 addr=%s\n%s slots=2 addr=%s\n' "$a" "$net.1" "$b" "$net.2" >"$work/hosts"
 }
+# two_netns_hosts: make_netns_hosts, or skip the test (exit 77) saying why.
+two_netns_hosts() { make_netns_hosts || skip "$netns_why"; }
