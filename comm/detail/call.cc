@@ -109,26 +109,24 @@ Tensor Call::recv(int peer, uint8_t slot) {
   }
 }
 
-void Call::send_notices(int peer) {
-  // The notice is read-only, so one (unpooled) tensor serves every member.
-  const Tensor notice = Tensor::from_vector({1}, std::vector<int32_t>{peer});
-  const Tag notice_tag = collective_tag(group_.id(), seq_, kNoticeSlot);
-  for (int q = 0; q < size(); ++q)
-    if (q != rank()) group_.transport().send(group_.world_rank(q), notice_tag, notice);
-}
-
 namespace {
 
-// The tag of a group's "failed, blaming rank r" notice: a sequence number no call uses.
-Tag failure_tag(const Group& g) { return collective_tag(g.id(), 0xffffffffu, kNoticeSlot); }
+// The tag of a group's "stuck, waiting for rank p" notice: a sequence number no call uses.
+Tag stuck_tag(const Group& g) { return collective_tag(g.id(), 0xffffffffu, kNoticeSlot); }
+
+// Sends "waiting for group rank `peer`" under `tag` to every other member. The notice is
+// read-only, so one (unpooled) tensor serves every member.
+void notify_members(const Group& g, Tag tag, int peer) {
+  const Tensor notice = Tensor::from_vector({1}, std::vector<int32_t>{peer});
+  for (int q = 0; q < g.size(); ++q)
+    if (q != g.rank()) g.transport().send(g.world_rank(q), tag, notice);
+}
 
 }  // namespace
 
-void Call::announce_stuck(int peer) {
-  const Tensor notice = Tensor::from_vector({1}, std::vector<int32_t>{peer});
-  for (int q = 0; q < size(); ++q)
-    if (q != rank()) group_.transport().send(group_.world_rank(q), failure_tag(group_), notice);
-}
+void Call::send_notices(int peer) { notify_members(group_, collective_tag(group_.id(), seq_, kNoticeSlot), peer); }
+
+void Call::announce_stuck(int peer) { notify_members(group_, stuck_tag(group_), peer); }
 
 void Call::fail_after_timeout(int peer) {
   Transport& tr = group_.transport();
@@ -154,7 +152,7 @@ void Call::fail_after_timeout(int peer) {
   for (int q = 0; q < n; ++q) {
     if (!lost[q]) continue;
     try {
-      waits_for[q] = static_cast<int>(tr.recv(group_.world_rank(q), failure_tag(group_), milliseconds(0)).item());
+      waits_for[q] = static_cast<int>(tr.recv(group_.world_rank(q), stuck_tag(group_), milliseconds(0)).item());
       lost[q] = false;
     } catch (const PeerLost&) {
     }
