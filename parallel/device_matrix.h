@@ -1,0 +1,59 @@
+// DeviceMatrix: the devices of a job arranged as an n-d grid (MindSpore's device matrix), and
+// the rank arithmetic every layout, strategy and communication group shares.
+//
+// Ranks are numbered row-major, the last axis varying fastest (MindSpore's order): for
+// (2, 2, 2), rank = c0*4 + c1*2 + c2. A group "along" some axes is the set of ranks whose
+// coordinates differ only on those axes; its ranks are listed in ascending order, which is
+// also the row-major order of their coordinates on those axes (a collective's group-local
+// rank is then that mixed-radix index).
+//
+// Threading: a plain value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sf {
+
+class DeviceMatrix {
+ public:
+  DeviceMatrix() = default;
+  // Throws InvalidArgument if a dim is below 1.
+  explicit DeviceMatrix(std::vector<int64_t> dims);
+
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int axes() const { return static_cast<int>(dims_.size()); }
+  int64_t dim(int axis) const { return dims_.at(axis); }
+  // Product of the dims: the number of devices.
+  int64_t device_count() const;
+  // Product of the dims of `axes` (1 for none).
+  int64_t size_of(const std::vector<int>& axes) const;
+
+  // Coordinates of `rank`, one per axis; throws InvalidArgument for a rank out of range.
+  std::vector<int64_t> coords(int64_t rank) const;
+  int64_t rank_of(const std::vector<int64_t>& coords) const;
+  // Mixed-radix index of `rank`'s coordinates on `axes`, the first axis most significant.
+  int64_t index_on(int64_t rank, const std::vector<int>& axes) const;
+
+  // The ranks that differ from `rank` only on `axes`, ascending.
+  std::vector<int> group(int64_t rank, const std::vector<int>& axes) const;
+  // Every such group: a partition of all ranks, ordered by first rank.
+  std::vector<std::vector<int>> groups(const std::vector<int>& axes) const;
+
+  // This matrix if it has `device_count` devices; with a new last axis of the repeat count if
+  // its product divides `device_count` (MindSpore's repeated calculation). Otherwise throws
+  // InvalidArgument: "<what>: device matrix (2,3) has 6 devices, which neither equals nor
+  // divides the 8 devices of the job".
+  DeviceMatrix fit_to(int64_t device_count, std::string_view what) const;
+
+  // "(2,2,2)".
+  std::string str() const;
+  bool operator==(const DeviceMatrix& o) const { return dims_ == o.dims_; }
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+}  // namespace sf
