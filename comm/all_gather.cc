@@ -28,7 +28,7 @@ detail::Signature signature(const Tensor& input) { return detail::Signature::of(
 Tensor make_output(const Tensor& input, int n) {
   Shape shape = input.shape();
   shape[0] *= n;
-  return Tensor(shape, input.dtype());
+  return Tensor::empty(shape, input.dtype());
 }
 
 // kByReference: each rank copies every peer's input, where it lies, into its own output;

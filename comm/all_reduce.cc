@@ -35,7 +35,7 @@ Tensor ring(Call& call, const Tensor& in, ReduceOp op) {
   const int n = call.size();
   const int64_t count = in.numel(), seg = detail::segment_elems(in.dtype());
   const std::vector<detail::Range> blocks = detail::block_ranges(count, n);
-  Tensor out(in.shape(), in.dtype());
+  Tensor out = Tensor::empty(in.shape(), in.dtype());
   // Segment by segment: reduce-scatter leaves block r's segment reduced on rank r, the
   // all-gather then passes each reduced segment around the ring.
   for (int64_t k = 0; k < detail::segment_count(count, n, seg); ++k) {
@@ -110,7 +110,7 @@ detail::Signature signature(const Tensor& input, const AllReduceOptions& o) {
 Tensor by_reference(Call& call, const Tensor& in, ReduceOp op) {
   const int n = call.size(), r = call.rank();
   const int64_t w = static_cast<int64_t>(dtype_size(in.dtype()));
-  Tensor out(in.shape(), in.dtype());
+  Tensor out = Tensor::empty(in.shape(), in.dtype());
   detail::send_to_all(call, in, 0);
   detail::send_to_all(call, out, 1);
   std::vector<Tensor> ins = detail::recv_from_all(call, in, 0);
@@ -154,7 +154,7 @@ Tensor run(const Tensor& input, const AllReduceOptions& o, Algorithm algo, uint3
 }
 
 NativeRequest native_request(const Tensor& input, const AllReduceOptions& o) {
-  return {.collective = Collective::kAllReduce, .op = o.op, .input = input, .output = Tensor(input.shape(), input.dtype())};
+  return {.collective = Collective::kAllReduce, .op = o.op, .input = input, .output = Tensor::empty(input.shape(), input.dtype())};
 }
 
 // A group of one, or nothing to reduce: no backend call (run() answers it locally).

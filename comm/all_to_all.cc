@@ -77,7 +77,7 @@ Shape block_shape(const Tensor& input, const Plan& p, int n) {
 Tensor make_output(const Tensor& input, const Plan& p, int n) {
   Shape shape = block_shape(input, p, n);
   shape[p.concat_dim] *= n;
-  return Tensor(shape, input.dtype());
+  return Tensor::empty(shape, input.dtype());
 }
 
 // Block j of `in` along split_dim as a contiguous tensor: a view when split_dim is 0, else

@@ -32,7 +32,7 @@ detail::Signature signature(const Tensor& input, const BroadcastOptions& o) {
 // kByReference: the root passes its input itself; every other rank copies it where it lies
 // and says so, and the root returns once all have (its input must not change before).
 Tensor by_reference(detail::Call& call, const Tensor& input, int root) {
-  Tensor out(input.shape(), input.dtype());
+  Tensor out = Tensor::empty(input.shape(), input.dtype());
   if (call.rank() == root) {
     detail::send_to_all(call, input, 0);
     detail::copy_to_output(out, 0, input, 0, input.numel(), out.nbytes());
@@ -55,7 +55,7 @@ Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm algo, uint3
   if (n == 1 || input.numel() == 0) return input.clone();
   if (algo == Algorithm::kByReference) return by_reference(call, input, o.root);
   BufferPool& pool = BufferPool::global();
-  Tensor out(input.shape(), input.dtype());
+  Tensor out = Tensor::empty(input.shape(), input.dtype());
   // Tree over ranks relative to the root: v's parent is v minus its lowest set bit; its
   // children are v + m for the powers of two m below that bit (every power for the root).
   const int v = (call.rank() - o.root + n) % n;
@@ -91,7 +91,7 @@ bool trivial(const Tensor& input, const BroadcastOptions& o) { return o.group.si
 // the broadcast is under way (the backend only reads the root's input).
 NativeRequest native_request(const Tensor& input, const BroadcastOptions& o) {
   return {.collective = Collective::kBroadcast, .root = o.root, .input = input,
-          .output = Tensor(input.shape(), input.dtype())};
+          .output = Tensor::empty(input.shape(), input.dtype())};
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ Tensor BufferPool::acquire(DType dtype, int64_t numel) {
       free_bytes_ -= cls;
     }
   }
-  if (!full.defined()) full = Tensor({static_cast<int64_t>(cls / dtype_size(dtype))}, dtype);  // outside the lock
+  if (!full.defined()) full = Tensor::empty({static_cast<int64_t>(cls / dtype_size(dtype))}, dtype);  // outside the lock
   Tensor t = full.rows(0, numel);
   const void* ptr = full.raw();  // before the move below
   std::lock_guard<std::mutex> lock(mu_);

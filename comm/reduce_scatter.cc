@@ -35,7 +35,7 @@ detail::Signature signature(const Tensor& input, const ReduceScatterOptions& o) 
 Tensor make_output(const Tensor& input, int n) {
   Shape shape = input.shape();
   shape[0] /= n;
-  return Tensor(shape, input.dtype());
+  return Tensor::empty(shape, input.dtype());
 }
 
 // kByReference: rank r reduces block r of every rank's input, where it lies, into its output;

@@ -1,57 +1,44 @@
 #include "core/tensor.h"
 
-#include <sys/mman.h>
+#include "core/storage_cache.h"
 
 #include <cstdlib>
 #include <cstring>
 
 namespace sf {
 
-namespace {
-constexpr size_t kAlign = 64;
-// Large buffers are mapped directly, 2 MiB aligned, as transparent huge pages: first-touch
-// page faults cost ~11 us per 4 KiB page on these machines, ~0.3 us per 4 KiB with THP.
-constexpr size_t kHuge = size_t{2} << 20;
-}  // namespace
-
-Tensor::Storage::Storage(size_t n) : size(n) {
-  if (n >= kHuge) {
-    mapped = (n + kHuge - 1) / kHuge * kHuge + kHuge;  // room to align the start
-    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    base = static_cast<std::byte*>(p);
-    bytes = base + (kHuge - reinterpret_cast<uintptr_t>(base) % kHuge) % kHuge;
-    madvise(bytes, mapped - static_cast<size_t>(bytes - base), MADV_HUGEPAGE);
-    return;  // anonymous mappings are already zero
-  }
-  size_t alloc = (n + kAlign - 1) / kAlign * kAlign;
-  if (alloc == 0) alloc = kAlign;
-  bytes = static_cast<std::byte*>(std::aligned_alloc(kAlign, alloc));
-  if (!bytes) throw std::bad_alloc();
-  std::memset(bytes, 0, alloc);
+Tensor::Storage::Storage(size_t n, bool zeroed) : size(n) {
+  const detail::Block b = detail::StorageCache::global().acquire(n);
+  bytes = b.bytes;
+  capacity = b.capacity;
+  base = b.base;
+  mapped = b.mapped;
+  // A fresh mapping is already zero; everything else may hold old bytes.
+  if (zeroed && !(b.fresh && b.mapped)) std::memset(bytes, 0, n);
 }
 
 Tensor::Storage::~Storage() {
-  if (mapped)
-    munmap(base, mapped);
-  else
-    std::free(bytes);
+  detail::StorageCache::global().release({.base = base, .bytes = bytes, .capacity = capacity, .mapped = mapped});
 }
 
-Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
+Tensor::Tensor(Shape shape, DType dtype) : Tensor(std::move(shape), dtype, true) {}
+
+Tensor::Tensor(Shape shape, DType dtype, bool zeroed) : shape_(std::move(shape)), dtype_(dtype) {
   for (int64_t d : shape_) SF_ENFORCE(d >= 0, ShapeError, "tensor shape {} has a negative dim", shape_str(shape_));
   numel_ = sf::numel(shape_);
-  storage_ = std::make_shared<Storage>(nbytes());
+  storage_ = std::make_shared<Storage>(nbytes(), zeroed);
 }
 
+Tensor Tensor::empty(Shape shape, DType dtype) { return Tensor(std::move(shape), dtype, false); }
+
 Tensor Tensor::full(Shape shape, float value) {
-  Tensor t(std::move(shape));
+  Tensor t = empty(std::move(shape));
   t.fill(value);
   return t;
 }
 
 Tensor Tensor::from_vector(Shape shape, const std::vector<float>& values) {
-  Tensor t(std::move(shape), DType::kF32);
+  Tensor t = empty(std::move(shape), DType::kF32);
   SF_ENFORCE(static_cast<int64_t>(values.size()) == t.numel(), ShapeError,
              "from_vector: {} values do not fill shape {}", values.size(), shape_str(t.shape()));
   std::memcpy(t.raw(), values.data(), t.nbytes());
@@ -59,7 +46,7 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<float>& values) {
 }
 
 Tensor Tensor::from_vector(Shape shape, const std::vector<int32_t>& values) {
-  Tensor t(std::move(shape), DType::kI32);
+  Tensor t = empty(std::move(shape), DType::kI32);
   SF_ENFORCE(static_cast<int64_t>(values.size()) == t.numel(), ShapeError,
              "from_vector: {} values do not fill shape {}", values.size(), shape_str(t.shape()));
   std::memcpy(t.raw(), values.data(), t.nbytes());
@@ -112,7 +99,7 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor t(shape_, dtype_);
+  Tensor t = empty(shape_, dtype_);
   if (numel_) std::memcpy(t.raw(), raw(), nbytes());
   return t;
 }

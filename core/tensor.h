@@ -25,6 +25,9 @@ class Tensor {
   explicit Tensor(Shape shape, DType dtype = DType::kF32);
 
   static Tensor zeros(Shape shape, DType dtype = DType::kF32) { return Tensor(std::move(shape), dtype); }
+  // A tensor whose elements are undefined, for outputs that are written in full before they
+  // are read: it skips zeroing memory that the storage cache hands back warm.
+  static Tensor empty(Shape shape, DType dtype = DType::kF32);
   static Tensor full(Shape shape, float value);
   static Tensor from_vector(Shape shape, const std::vector<float>& values);
   static Tensor from_vector(Shape shape, const std::vector<int32_t>& values);
@@ -77,16 +80,20 @@ class Tensor {
   std::string describe() const;
 
  private:
+  // Memory from the storage cache (core/storage_cache.h), returned to it when the last
+  // tensor sharing it goes.
   struct Storage {
-    explicit Storage(size_t n);
+    Storage(size_t n, bool zeroed);
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
     std::byte* bytes;
     size_t size;
-    std::byte* base = nullptr;  // the mapping, for buffers >= 2 MiB
-    size_t mapped = 0;
+    size_t capacity;
+    std::byte* base;
+    size_t mapped;
   };
+  Tensor(Shape shape, DType dtype, bool zeroed);
   void check_dtype(DType want) const;
 
   std::shared_ptr<Storage> storage_;
