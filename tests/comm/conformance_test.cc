@@ -8,9 +8,8 @@
 // Transports: inproc runs one case per test on a fresh world. zmq (ipc:// and tcp:// on real
 // sockets) runs the same cases, but one test per (collective, dtype, group) goes through every
 // count on one world, because its cost is the world's sockets and ctest's process per test,
-// not the cases; ipc runs the whole matrix, tcp its f32 half. The mpi transport runs this matrix
-// under mpirun
-// (tests/comm/mpi/mpi_conformance_main.cc).
+// not the cases; ipc and tcp both run the whole matrix. The mpi transport runs this matrix
+// under mpirun -np 1, 2, 3, 4, 8 (tests/comm/mpi/mpi_conformance_main.cc).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -227,10 +226,9 @@ INSTANTIATE_TEST_SUITE_P(ZmqIpc, ZmqConformance,
                                             ::testing::ValuesIn(group_cases())),
                          [](const ::testing::TestParamInfo<ZmqParam>& info) { return zmq_param_name(info.param); });
 
-// tcp differs from ipc only below the transport's byte path, which no dtype reaches: f32 only,
-// to keep the suite's time down (ipc runs both).
 INSTANTIATE_TEST_SUITE_P(ZmqTcp, ZmqConformance,
-                         ::testing::Combine(::testing::Values(ZmqScheme::kTcp), kColls, ::testing::Values(DType::kF32),
+                         ::testing::Combine(::testing::Values(ZmqScheme::kTcp), kColls,
+                                            ::testing::Values(DType::kF32, DType::kI32),
                                             ::testing::ValuesIn(group_cases())),
                          [](const ::testing::TestParamInfo<ZmqParam>& info) { return zmq_param_name(info.param); });
 
