@@ -1,0 +1,24 @@
+#include "parallel/redistribution_executor.h"
+
+#include "core/error.h"
+#include "parallel/redistribution/conversion.h"
+#include "parallel/redistribution/layout_edits.h"
+
+namespace sf {
+
+Value apply_redistribution(GraphBuilder& b, const RedistributionPlan& plan, int rank, Value x) {
+  const Shape local = plan.from.local_shape(plan.shape);
+  SF_ENFORCE(b.shape(x) == local, ShapeError,
+             "redistribution on rank {}: the input has shape {} but its shard in {} of {} has shape {}", rank,
+             shape_str(b.shape(x)), plan.from.spec(), shape_str(plan.shape), shape_str(local));
+  for (const RedistributionStep& step : plan.steps) x = conversion(step.kind).lower(b, step, plan.shape, rank, x);
+  return x;
+}
+
+std::vector<std::pair<std::string, std::vector<int>>> redistribution_groups(const RedistributionPlan& plan, int rank) {
+  std::vector<std::pair<std::string, std::vector<int>>> out;
+  for (std::vector<int>& g : plan.groups_of(rank)) out.emplace_back(group_name(g), std::move(g));
+  return out;
+}
+
+}  // namespace sf
