@@ -1,8 +1,11 @@
 #include "parallel/redistribution_planner.h"
 
-#include <map>
+#include <algorithm>
+#include <cmath>
 #include <queue>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "parallel/mesh_refinement.h"
@@ -16,8 +19,17 @@ namespace {
 // Searches past this many layouts only for meshes far larger than any job of this project.
 constexpr size_t kMaxLayouts = 1 << 20;
 
-using Key = std::pair<TensorLayout::TensorMap, std::vector<int>>;
-Key key_of(const TensorLayout& l) { return {l.tensor_map(), l.partial()}; }
+// A layout on the search's mesh as a short string: each dim's axes, then the partial ones.
+using Key = std::string;
+Key key_of(const TensorLayout& l) {
+  Key k;
+  for (const auto& axes : l.tensor_map()) {
+    for (int a : axes) k += static_cast<char>('a' + a);
+    k += '|';
+  }
+  for (int a : l.partial()) k += static_cast<char>('a' + a);
+  return k;
+}
 
 struct Reached {
   TensorLayout layout;
@@ -27,12 +39,27 @@ struct Reached {
   RedistributionStep step;  // from the parent
 };
 
+// Local steps are taken only toward the target: a Partial step on an axis the target is
+// partial on (elsewhere it would only have to be reduced again), a Slice by an axis the target
+// splits that dim by. Without the second rule the search would also find plans that cut a
+// shard along a replicated axis to reduce less and gather it back, a few bytes cheaper in
+// steps nobody expects, and would visit far more layouts.
+bool toward(const RedistributionStep& step, const TensorLayout& to) {
+  if (step.kind == StepKind::kPartial)
+    return std::includes(to.partial().begin(), to.partial().end(), step.axes.begin(), step.axes.end());
+  if (step.kind == StepKind::kSlice) {
+    const std::vector<int>& want = to.tensor_map()[step.dims[0]];
+    return std::find(want.begin(), want.end(), step.axes[0]) != want.end();
+  }
+  return true;
+}
+
 // Dijkstra over layouts on one mesh, from `from` to `to`.
 std::vector<RedistributionStep> search(const TensorLayout& from, const TensorLayout& to, const Shape& shape,
                                        int64_t element_bytes, std::string_view what) {
   const double scale = static_cast<double>(from.mesh().device_count());
   std::vector<Reached> reached{{from, 0, 0, -1, {}}};
-  std::map<Key, int> best{{key_of(from), 0}};
+  std::unordered_map<Key, int> best{{key_of(from), 0}};
   using Entry = std::tuple<int64_t, int, int>;  // cost, steps, index into reached
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
   queue.push({0, 0, 0});
@@ -48,6 +75,7 @@ std::vector<RedistributionStep> search(const TensorLayout& from, const TensorLay
     }
     for (const Conversion& c : conversions())
       for (RedistributionStep& step : c.candidates(reached[index].layout, shape, element_bytes)) {
+        if (!toward(step, to)) continue;
         const int64_t next_cost = cost + std::llround(step.bytes * scale);
         const Key k = key_of(step.after);
         const auto it = best.find(k);

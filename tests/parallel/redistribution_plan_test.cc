@@ -112,6 +112,27 @@ TEST(RedistributionPlan, SlicesBeforeItReduces) {
   EXPECT_EQ(p.bytes(), 256.0);
 }
 
+// Partial over 4 ranks with a replicated axis to spare is still one AllReduce: the planner does
+// not cut along an axis the target does not split (to reduce less and gather back).
+TEST(RedistributionPlan, PartialOverFourRanksIsOneAllReduce) {
+  const RedistributionPlan p =
+      plan_redistribution(TensorLayout(kCube, {{}, {}}, {1, 2}), kMesh("None", "None"), kShape);
+  ASSERT_THAT(kinds(p), ElementsAre(StepKind::kAllReduce)) << p.str();
+  EXPECT_THAT(p.steps[0].groups(), ElementsAre(ElementsAre(0, 1, 2, 3), ElementsAre(4, 5, 6, 7)));
+  EXPECT_EQ(p.bytes(), 768.0);
+}
+
+// Rows by dp -> rows by (sp, dp): dp must leave dim 0 for sp to go in front of it. Moving it
+// to the columns and back (AlltoAll twice, 128 + 64 bytes) is cheaper than gathering it (256).
+TEST(RedistributionPlan, SeveralStepsWhenOneDoesNotSuffice) {
+  const RedistributionPlan p = plan_redistribution(kMesh("dp", "None"), kMesh({"sp", "dp"}, "None"), kShape);
+  ASSERT_THAT(kinds(p), ElementsAre(StepKind::kAlltoAll, StepKind::kSlice, StepKind::kAlltoAll)) << p.str();
+  EXPECT_THAT(p.steps[0].dims, ElementsAre(0, 1));
+  EXPECT_THAT(p.steps[2].dims, ElementsAre(1, 0));
+  EXPECT_THAT(p.steps[0].group(2), ElementsAre(2, 6));
+  EXPECT_EQ(p.bytes(), 192.0);
+}
+
 TEST(RedistributionPlan, ReplicatedToPartialIsLocal) {
   const RedistributionPlan p = plan_redistribution(kMesh("None", "None"), TensorLayout(kCube, {{}, {}}, {0}), kShape);
   ASSERT_THAT(kinds(p), ElementsAre(StepKind::kPartial)) << p.str();

@@ -8,6 +8,8 @@
 // and (3,2) have no common refinement and plans go through the replicated layout.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -108,7 +110,8 @@ void check_all_from(const Suite& suite, size_t src) {
   const NamedLayout& from = suite.layouts[src];
   std::vector<RedistributionPlan> plans;
   for (const NamedLayout& to : suite.layouts)
-    plans.push_back(plan_redistribution(from.layout, to.layout, suite.shape, DType::kF32, from.name + " -> " + to.name));
+    plans.push_back(
+        plan_redistribution(from.layout, to.layout, suite.shape, DType::kF32, fmt::format("{} -> {}", from.name, to.name)));
 
   // Forward on the layout's own shards.
   std::vector<std::vector<Tensor>> xs(n), cs(n);

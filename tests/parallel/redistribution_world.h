@@ -8,6 +8,8 @@
 // (tests/comm/rank_threads.h).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -49,10 +51,10 @@ inline std::vector<RankResult> run_plans(int n, const std::vector<Redistribution
     Runtime::Feeds feeds;
     Value loss;
     for (size_t p = 0; p < plans.size(); ++p) {
-      b.push_scope("plan" + std::to_string(p));
-      const Value x = b.input("x" + std::to_string(p), plans[p].from.local_shape(plans[p].shape));
+      b.push_scope(fmt::format("plan{}", p));
+      const Value x = b.input(fmt::format("x{}", p), plans[p].from.local_shape(plans[p].shape));
       const Value y = apply_redistribution(b, plans[p], rank, x);
-      const Value c = b.input("c" + std::to_string(p), b.shape(y));
+      const Value c = b.input(fmt::format("c{}", p), b.shape(y));
       const Value term = b.reduce_sum(b.mul(y, c));
       loss = loss.valid() ? b.add(loss, term) : term;
       b.pop_scope();
