@@ -15,7 +15,8 @@
 //                    itself, and the gradients of the (replicated) parameters are reduced as
 //                    in kDataParallel (MindSpore's TrainOneStepCell reduces them in exactly
 //                    these two modes);
-//   kSemiAutoParallel, kAutoParallel  operator-level sharding; not implemented yet, refused.
+//   kSemiAutoParallel  operator-level sharding by the strategies of shard() (train/semi_auto_step.h);
+//   kAutoParallel      strategies searched; not implemented yet, refused.
 // bucket_bytes is the size at which a gradient bucket closes (MindSpore's comm_fusion
 // "allreduce" size, PyTorch DDP's bucket_cap_mb): gradients are reduced in buckets of about
 // that many bytes, each AllReduced as soon as its last gradient is computed.

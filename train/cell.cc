@@ -33,6 +33,24 @@ Value Cell::param(GraphBuilder& b, Parameter& p) {
   return b.parameter(p.name(), p.shape());
 }
 
+Primitive& Cell::register_primitive(const std::string& instance_name, const std::string& op, Attrs attrs) {
+  for (const Primitive& p : primitives_)
+    SF_ENFORCE(p.instance_name() != instance_name, InvalidArgument, "cell '{}': primitive '{}' registered twice", scope_,
+               instance_name);
+  primitives_.emplace_back(instance_name, op, std::move(attrs));
+  return primitives_.back();
+}
+
+StrategyTable Cell::strategies() const {
+  StrategyTable table = strategies_;
+  for (const Primitive& p : primitives_)
+    if (p.strategy())
+      for (const std::string& node : p.node_names()) table[node] = *p.strategy();
+  for (const auto& [name, c] : children_)
+    for (auto& [node, s] : c->strategies()) table[node] = s;
+  return table;
+}
+
 Parameter& Cell::register_parameter(const std::string& name, Shape shape, const std::string& init) {
   for (const auto& [n, p] : params_)
     SF_ENFORCE(n != name, InvalidArgument, "cell '{}': parameter '{}' registered twice", scope_, name);

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "ops/builder.h"
+#include "parallel/sharding/op_strategy.h"
 #include "train/parameter.h"
+#include "train/primitive.h"
 
 namespace sf::nn {
 
@@ -35,12 +37,21 @@ class Cell {
   // The graph node of a parameter, created on first use with the parameter's full name.
   Value param(GraphBuilder& b, Parameter& p);
 
+  // Every op strategy of this cell and its children, keyed by node name: the shard() calls of
+  // their primitives (for the nodes those have added to a graph) and the shard(name, ...) calls.
+  StrategyTable strategies() const;
+  // Shards the op named `op_name` in the graph ("fc1/MatMul" of an Mlp), for ops a cell adds
+  // without a Primitive; the same table a strategy file fills.
+  void shard(const std::string& op_name, OpStrategy strategy) { strategies_[op_name] = std::move(strategy); }
+
   const std::string& scope_name() const { return scope_; }
   void set_scope_name(std::string s) { scope_ = std::move(s); }
 
  protected:
   // The returned reference stays valid for the cell's lifetime.
   Parameter& register_parameter(const std::string& name, Shape shape, const std::string& init);
+  // The returned reference stays valid for the cell's lifetime.
+  Primitive& register_primitive(const std::string& instance_name, const std::string& op, Attrs attrs = {});
   template <class C>
   std::shared_ptr<C> register_cell(const std::string& name, std::shared_ptr<C> cell) {
     cell->set_scope_name(name);
@@ -52,6 +63,8 @@ class Cell {
   std::string scope_;
   std::deque<std::pair<std::string, Parameter>> params_;  // deque: references stay valid
   std::vector<std::pair<std::string, std::shared_ptr<Cell>>> children_;
+  std::deque<Primitive> primitives_;
+  StrategyTable strategies_;
   bool finalized_ = false;
 };
 

@@ -49,9 +49,15 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
           optimizer_->parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {
   nn::check_parameters_of("Model", optimizer_->parameters(), net_.trainable_params());
   mode_ = get_auto_parallel_context().parallel_mode;
-  SF_ENFORCE(mode_ == ParallelMode::kStandAlone || reduces_gradients(mode_), InvalidArgument,
-             "Model: parallel_mode {} is not supported yet (stand_alone, data_parallel, hybrid_parallel are)",
+  SF_ENFORCE(mode_ == ParallelMode::kStandAlone || reduces_gradients(mode_) || mode_ == ParallelMode::kSemiAutoParallel,
+             InvalidArgument,
+             "Model: parallel_mode {} is not supported yet (stand_alone, data_parallel, hybrid_parallel, "
+             "semi_auto_parallel are)",
              parallel_mode_name(mode_));
+  if (mode_ == ParallelMode::kSemiAutoParallel)
+    semi_ = std::make_unique<SemiAutoStep>(
+        net_, [this](GraphBuilder& b, const std::vector<Value>& in) { return (*loss_)(b, net_(b, in[0]), in[1]); },
+        optimizer_->parameters(), opts_);
   if (reduces_gradients(mode_)) {
     nn::GradReduceSpec spec = nn::grad_reduce_spec();
     if (!spec.identity()) reduce_ = spec;
@@ -75,7 +81,7 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
   if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
-  const bool in_graph = optimizer_->in_graph_sgd_rate().has_value();
+  const bool in_graph = !semi_ && optimizer_->in_graph_sgd_rate().has_value();
   std::vector<Tensor> grads;
   RunContext ctx;
   ctx.epochs = epochs;
@@ -92,7 +98,7 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
     // Steps run back to back inside the actor system; a batch of another shape (a short last
     // batch) ends the loop and continues on the program built for it.
     while (batch) {
-      Program& program = train_step_.get(*batch);
+      Program& program = semi_ ? semi_->get(*batch) : train_step_.get(*batch);
       program.runtime->run_steps(
           [&](Runtime::Feeds& feeds) {
             if (!batch || !program.accepts(*batch)) return false;
@@ -120,6 +126,7 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
 
 double Model::eval_accuracy(const dataset::Dataset& eval_set) {
   SF_ENFORCE(eval_set.batch_size() > 0, InvalidArgument, "Model::eval_accuracy: the dataset is not batched");
+  SF_ENFORCE(!semi_, InvalidArgument, "Model::eval_accuracy: not supported in semi_auto_parallel mode yet");
   if (!forward_fn_)
     forward_fn_ = std::make_unique<ForwardFunction>(
         [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); }, optimizer_->parameters(),

@@ -10,6 +10,10 @@
 // gradient instead of fusing with the gradient's GEMM. In data-parallel mode the training set
 // must be sharded over the ranks (num_shards = group size, shard_id = rank), checked before
 // the first step. The loss each rank reports is its own shard's (as MindSpore prints it).
+// In semi-auto parallel mode each rank runs its part of the sharded network
+// (train/semi_auto_step.h): every rank reads the whole dataset and is fed its block of each
+// batch, holds only its blocks of the parameters, and reports the global loss; the optimizer
+// steps on the fetched gradient blocks.
 //
 //   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
 //   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
@@ -26,6 +30,7 @@
 #include "train/grad_reducer.h"
 #include "train/losses.h"
 #include "train/optimizer.h"
+#include "train/semi_auto_step.h"
 #include "train/value_and_grad.h"
 
 namespace sf {
@@ -47,7 +52,9 @@ class Model {
 
   nn::Optimizer& optimizer() { return *optimizer_; }
   // The training program of the last step (its graph is the IR to print, its runtime the trace).
-  Program* train_program() { return train_step_.last(); }
+  Program* train_program() { return semi_ ? &semi_->last()->program : train_step_.last(); }
+  // Semi-auto parallel: the last step's global graph, sharding and local graph (else nullptr).
+  SemiAutoProgram* semi_auto_program() { return semi_ ? semi_->last() : nullptr; }
 
  private:
   nn::Cell& net_;
@@ -57,6 +64,7 @@ class Model {
   ParallelMode mode_ = ParallelMode::kStandAlone;
   std::optional<nn::GradReduceSpec> reduce_;  // data/hybrid parallel over more than one rank
   ProgramCache train_step_;  // fetches: loss, then gradients or in-graph SGD updates
+  std::unique_ptr<SemiAutoStep> semi_;  // semi-auto parallel: used instead of train_step_
   std::unique_ptr<ForwardFunction> forward_fn_;
 };
 

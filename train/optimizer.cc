@@ -14,8 +14,9 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
   SF_ENFORCE(grads.size() == params_.size(), InvalidArgument, "optimizer: {} gradients for {} parameters",
              grads.size(), params_.size());
   for (size_t i = 0; i < grads.size(); ++i)
-    SF_ENFORCE(grads[i].shape() == params_[i].shape(), ShapeError, "optimizer: gradient {} for parameter '{}' of shape {}",
-               grads[i].describe(), params_[i].name(), shape_str(params_[i].shape()));
+    SF_ENFORCE(grads[i].shape() == params_[i].value().shape(), ShapeError,
+               "optimizer: gradient {} for parameter '{}' of shape {}", grads[i].describe(), params_[i].name(),
+               shape_str(params_[i].value().shape()));
   ++global_step_;
   for (size_t i = 0; i < grads.size(); ++i) update(i, params_[i].value(), grads[i]);
 }
@@ -37,6 +38,9 @@ void SGD::update(size_t i, Tensor& param, const Tensor& grad) {
     for (int64_t k = 0; k < n; ++k) p[k] -= lr * (g[k] + wd * p[k]);
     return;
   }
+  // A parameter sharded (semi-auto parallel) after this optimizer was made holds a block: its
+  // state, zero until the first step, takes the block's shape.
+  if (moments_[i].shape() != param.shape()) moments_[i] = Tensor(param.shape());
   float* v = moments_[i].f32();
   const float mu = momentum_;
   for (int64_t k = 0; k < n; ++k) {
@@ -68,6 +72,10 @@ Adam::Adam(ParameterList params, float lr, float beta1, float beta2, float eps)
 void Adam::update(size_t i, Tensor& param, const Tensor& grad) {
   float* p = param.f32();
   const float* g = grad.f32();
+  if (m_[i].shape() != param.shape()) {  // sharded after construction, as in SGD::update
+    m_[i] = Tensor(param.shape());
+    v_[i] = Tensor(param.shape());
+  }
   float* m = m_[i].f32();
   float* v = v_[i].f32();
   const double t = static_cast<double>(global_step_);

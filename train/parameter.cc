@@ -2,6 +2,9 @@
 
 #include <atomic>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
 #include "train/initializer.h"
 
 namespace sf {
@@ -14,6 +17,7 @@ void set_seed(uint64_t seed) { g_seed = seed; }
 uint64_t get_seed() { return g_seed; }
 
 Parameter::Parameter(Shape shape, std::string init) : data_(std::make_shared<Data>()) {
+  data_->shape = shape;
   data_->value = Tensor(std::move(shape));
   data_->init = std::move(init);
   check_initializer(data_->init);
@@ -24,7 +28,24 @@ void Parameter::finalize(const std::string& full_name, uint64_t seed) {
   if (!data_->initialized) {
     initialize(data_->value, data_->init, seed, full_name);
     data_->initialized = true;
+    data_->seed = seed;
   }
+}
+
+void Parameter::shard(const std::vector<int64_t>& offset, const Shape& block) {
+  if (sharded()) {
+    SF_ENFORCE(data_->offset == offset && data_->value.shape() == block, InvalidArgument,
+               "parameter '{}' is already sharded as the block {} at ({}); it cannot also be {} at ({})", name(),
+               shape_str(data_->value.shape()), fmt::join(data_->offset, ","), shape_str(block), fmt::join(offset, ","));
+    return;
+  }
+  SF_ENFORCE(data_->initialized, InvalidArgument, "parameter of shape {}: shard() before it is named and initialised",
+             shape_str(data_->shape));
+  Tensor t(block);
+  initialize(t, data_->init, data_->seed, data_->name, ShardRegion{data_->shape, offset});
+  data_->value = std::move(t);
+  data_->offset = offset;
+  data_->sharded = true;
 }
 
 }  // namespace sf

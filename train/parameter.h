@@ -1,5 +1,7 @@
 // Parameter: a named trainable tensor shared by the cell that owns it, the optimizer that
 // updates it and the runtime that reads it (a handle: copies refer to the same tensor).
+// Under semi-auto parallel a rank holds only its block of the tensor: shape() stays the full
+// (global) shape the network is built with, value() is the block.
 #pragma once
 
 #include <memory>
@@ -19,7 +21,8 @@ class Parameter {
 
   bool defined() const { return data_ != nullptr; }
   const std::string& name() const { return data_->name; }
-  const Shape& shape() const { return data_->value.shape(); }
+  // The full shape, as the network sees it; value().shape() is the block this rank holds.
+  const Shape& shape() const { return data_->shape; }
   Tensor& value() { return data_->value; }
   const Tensor& value() const { return data_->value; }
   const std::string& init() const { return data_->init; }
@@ -27,14 +30,26 @@ class Parameter {
 
   // Sets the full name and, the first time, fills the value from (seed, name).
   void finalize(const std::string& full_name, uint64_t seed);
+  // Keeps only the block of shape `block` at `offset`, generated from the initializer at each
+  // element's global index, so it equals that block of the unsharded initial value and the full
+  // tensor is never needed. Done once, before the first step; sharding again at the same block
+  // does nothing, at another is refused (InvalidArgument naming the parameter).
+  void shard(const std::vector<int64_t>& offset, const Shape& block);
+  bool sharded() const { return data_->sharded; }
+  // Where the block held starts in the full tensor (empty when not sharded).
+  const std::vector<int64_t>& offset() const { return data_->offset; }
   bool operator==(const Parameter& o) const { return data_ == o.data_; }
 
  private:
   struct Data {
     std::string name;
     std::string init;
+    Shape shape;  // full
     Tensor value;
     bool initialized = false;
+    uint64_t seed = 0;
+    bool sharded = false;
+    std::vector<int64_t> offset;  // of the block held, when sharded
   };
   std::shared_ptr<Data> data_;
 };

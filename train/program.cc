@@ -16,7 +16,7 @@ bool Program::accepts(const std::vector<Tensor>& in) const {
 void Program::feeds(const std::vector<Tensor>& in, Runtime::Feeds& out) const {
   out.clear();
   if (splits == 1) {
-    for (size_t c = 0; c < in.size(); ++c) out.emplace_back(inputs[0][c], in[c]);
+    for (size_t c = 0; c < in.size(); ++c) out.emplace_back(inputs[0][c], shard_input ? shard_input(c, in[c]) : in[c]);
     return;
   }
   const int64_t rows = in[0].dim(0) / splits;

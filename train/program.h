@@ -38,6 +38,9 @@ struct Program {
   std::vector<std::vector<int>> inputs;  // [split][column]: Input node ids
   std::vector<int> wholes;               // [column]: Input fed the whole batch, when split
   std::vector<int> fetches;              // filled by the builder
+  // When set, the part of column c of a batch that this rank is fed (semi-auto parallel: its
+  // block of the global batch, train/semi_auto_step.h); else the column itself.
+  std::function<Tensor(size_t c, const Tensor& column)> shard_input;
   std::unique_ptr<Runtime> runtime;
 
   // True if the inputs have the shapes and dtypes this program was built for.

@@ -53,11 +53,11 @@ TEST(ParallelErrors, ShardIdOutOfRangeIsRefused) {
               ThrowsMessage<InvalidArgument>(HasSubstr("shard_id must be in [0, 8) for num_shards = 8, got 8")));
 }
 
-TEST(ParallelErrors, SemiAutoParallelIsRefusedUntilItExists) {
-  ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
+TEST(ParallelErrors, AutoParallelIsRefusedUntilItExists) {
+  ParallelContextGuard ctx({.parallel_mode = ParallelMode::kAutoParallel});
   nn::Mlp net(784, {16}, 10);
   EXPECT_THAT([&] { Model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f)); },
-              ThrowsMessage<InvalidArgument>(HasSubstr("parallel_mode semi_auto_parallel is not supported yet")));
+              ThrowsMessage<InvalidArgument>(HasSubstr("parallel_mode auto_parallel is not supported yet")));
 }
 
 TEST(ParallelErrors, GradReducerRefusesWrongGradientsAndOtherParameters) {
