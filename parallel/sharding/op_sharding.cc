@@ -153,7 +153,7 @@ OpSharding shard_op(const Node& node, const std::vector<Shape>& inputs, const st
   out.given = strategy.has_value();
   out.strategy = strategy ? *strategy : default_strategy(node, inputs, devices);
   const OpStrategy& s = out.strategy;
-  SF_ENFORCE(s.in.size() == inputs.size(), InvalidArgument, "{}: in_strategy {} has {} entries for the op's {} inputs",
+  SF_ENFORCE(s.in.size() == inputs.size(), InvalidArgument, "{}: {} has {} entries for the op's {} inputs",
              what, s.str(), s.in.size(), inputs.size());
   bool layouts = false, tuples = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -163,7 +163,7 @@ OpSharding shard_op(const Node& node, const std::vector<Shape>& inputs, const st
     (s.in[i].is_layout() ? layouts : tuples) = true;
   }
   SF_ENFORCE(!(layouts && tuples), InvalidArgument,
-             "{}: in_strategy {} mixes tuple strategies and layouts; one op takes one form (a network may mix them "
+             "{}: {} mixes tuple strategies and layouts; one op takes one form (a network may mix them "
              "across ops)",
              what, s.str());
   LoopAxes la = layouts ? from_layouts(what, nest, s, devices) : from_tuples(what, nest, s, devices);

@@ -45,7 +45,7 @@ class TensorStrategy {
 
 struct OpStrategy {
   std::vector<TensorStrategy> in;
-  std::vector<TensorStrategy> out;  // empty: the rule's default output layout
+  std::vector<TensorStrategy> out = {};  // empty: the rule's default output layout
 
   // "in_strategy ((2,4), (4,1))", with " out_strategy (...)" when there is one.
   std::string str() const;
