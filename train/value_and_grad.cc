@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "ops/autodiff.h"
+#include "parallel/context.h"
+#include "train/semi_auto_step.h"
 
 namespace sf {
 
@@ -30,14 +32,41 @@ std::vector<int> parameter_gradients(Graph& g, int loss, const ParameterList& pa
   return gradients(g, loss, *param_ids);
 }
 
+GradFunction::GradFunction(LossBuilder fn, nn::Cell& net, ParameterList params, ExecOptions opts)
+    : cache_([](GraphBuilder&, const std::vector<std::vector<Value>>&, Program&) {}, {}, opts),
+      semi_(std::make_unique<SemiAutoStep>(net, std::move(fn), std::move(params), opts)) {}
+
+GradFunction::~GradFunction() = default;
+GradFunction::GradFunction(GradFunction&&) noexcept = default;
+
+Program* GradFunction::last_program() {
+  if (!semi_) return cache_.last();
+  return semi_->last() ? &semi_->last()->program : nullptr;
+}
+
 GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs) {
-  const auto& out = cache_.run(inputs);
+  const std::vector<Tensor>* run = nullptr;
+  if (semi_) {
+    Program& p = semi_->get(inputs);
+    p.feeds(inputs, feeds_);
+    run = &p.runtime->run(feeds_);
+  } else {
+    run = &cache_.run(inputs);
+  }
+  const auto& out = *run;
   grads_.assign(out.begin() + 1, out.end());
   return {out[0].item(), grads_};
 }
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts) {
+  SF_ENFORCE(get_auto_parallel_context().parallel_mode != ParallelMode::kSemiAutoParallel, InvalidArgument,
+             "value_and_grad: semi_auto_parallel mode shards the network's ops; pass the network too: "
+             "value_and_grad(fn, net, params)");
   return GradFunction(std::move(fn), std::move(params), opts);
+}
+
+GradFunction value_and_grad(LossBuilder fn, nn::Cell& net, ParameterList params, ExecOptions opts) {
+  return GradFunction(std::move(fn), net, std::move(params), opts);
 }
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, const nn::DistributedGradReducer& grad_reducer,

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "train/cell.h"
 #include "train/grad_reducer.h"
 #include "train/program.h"
 
@@ -18,11 +19,17 @@ namespace sf {
 // Builds the scalar loss from the input values (data, label, ...).
 using LossBuilder = std::function<Value(GraphBuilder& b, const std::vector<Value>& inputs)>;
 
+class SemiAutoStep;
+
 class GradFunction {
  public:
   // With `reduce`, the gradients are reduced inside the program (see value_and_grad below).
   GradFunction(LossBuilder fn, ParameterList params, ExecOptions opts = {},
                std::optional<nn::GradReduceSpec> reduce = std::nullopt);
+  // Semi-auto parallel: `net`'s ops sharded by its strategies (train/semi_auto_step.h).
+  GradFunction(LossBuilder fn, nn::Cell& net, ParameterList params, ExecOptions opts = {});
+  ~GradFunction();
+  GradFunction(GradFunction&&) noexcept;
 
   struct Result {
     float loss;
@@ -31,14 +38,21 @@ class GradFunction {
   Result operator()(const std::vector<Tensor>& inputs);
 
   // The program of the last call (graph for the IR dump, runtime for the trace).
-  Program* last_program() { return cache_.last(); }
+  Program* last_program();
 
  private:
   ProgramCache cache_;
+  std::unique_ptr<SemiAutoStep> semi_;  // semi-auto parallel: used instead of cache_
+  Runtime::Feeds feeds_;
   std::vector<Tensor> grads_;
 };
 
+// Refused (InvalidArgument) in semi-auto parallel mode, which needs the network (below).
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts = {});
+// Semi-auto parallel (seed 001's loop): each rank computes the global loss and the gradient
+// blocks of its parameter blocks, `net`'s ops sharded by its strategies; the gradients come
+// back summed over each block's replicas, ready for optimizer.step. Call on a rank's thread.
+GradFunction value_and_grad(LossBuilder fn, nn::Cell& net, ParameterList params, ExecOptions opts = {});
 // Data parallel in the functional loop: the same, with grad_reducer's bucketed AllReduce
 // compiled into the gradient program, so each bucket is reduced while backward goes on; the
 // gradients come back reduced (do not pass them through grad_reducer again). The reducer's

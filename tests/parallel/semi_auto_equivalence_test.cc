@@ -3,11 +3,12 @@
 // split resolved by AllReduce or by ReduceScatter, multi-axis splits, repeated calculation,
 // layouts and tuples mixed, gathered dims) train for 20 steps on 8 virtual ranks with the loss
 // of every step on every rank equal to the 1-device run's within 1e-5 relative, and every
-// rank's parameter blocks equal to the blocks of the 1-device parameters after the last step.
+// rank's parameter blocks equal to the blocks of the 1-device parameters after the last step;
+// seed 001 also through its own functional loop (value_and_grad and the optimizer).
 #include <gtest/gtest.h>
 
-#include "parallel/sharding/local_block.h"
 #include "semi_auto_world.h"
+#include "train/value_and_grad.h"
 
 namespace sf::paralleltest {
 namespace {
@@ -137,16 +138,48 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Strategies, SemiAutoEquivalence, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
 
+// Seed 001's strategies: matmul1 on the (2,2,2) layout with out_strategy, relu1 (4,1),
+// matmul2 split 8 ways on its reduce dim, relu2 (8,1).
+void shard_as_seed001(Seed001Net& n) {
+  const Layout layout({2, 2, 2}, {"dp", "sp", "mp"});
+  n.matmul1.shard({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")}, {layout({"mp", "sp", "dp"}, "None")});
+  n.relu1.shard({{4, 1}});
+  const Layout layout2({8, 1}, {"dp", "mp"});
+  n.matmul2.shard({layout2("None", "dp"), layout2("dp", "None")});
+  n.relu2.shard({{8, 1}});
+}
+
 TEST(SemiAutoSeeds, Seed001NetworkEqualsOneDevice) {
-  const Case c = make_case<Seed001Net>("seed001", [](Seed001Net& n) {
-    const Layout layout({2, 2, 2}, {"dp", "sp", "mp"});
-    n.matmul1.shard({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")}, {layout({"mp", "sp", "dp"}, "None")});
-    n.relu1.shard({{4, 1}});
-    const Layout layout2({8, 1}, {"dp", "mp"});
-    n.matmul2.shard({layout2("None", "dp"), layout2("dp", "None")});
-    n.relu2.shard({{8, 1}});
-  });
+  const Case c = make_case<Seed001Net>("seed001", shard_as_seed001);
   expect_equivalent(train(c, kDevices), one_device(c));
+}
+
+// Seed 001's own loop: grad_fn = value_and_grad(forward_fn, ...), optimizer(grads).
+TEST(SemiAutoSeeds, Seed001FunctionalLoopWithValueAndGradEqualsOneDevice) {
+  const Case c = make_case<Seed001Net>("seed001", shard_as_seed001);
+  const TrainRun& ref = one_device(c);
+  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
+  TrainRun run;
+  run.losses.resize(kDevices);
+  run.params.resize(kDevices);
+  run.sharding.resize(kDevices);
+  traintest::run_world(kDevices, traintest::Wire::kInproc, [&](int rank) {
+    set_seed(kSeed);
+    Seed001Net net;
+    shard_as_seed001(net);
+    nn::SGD optimizer(net.trainable_params(), 0.1f);
+    nn::CrossEntropyLoss loss_fn;
+    auto forward_fn = [&](GraphBuilder& b, const std::vector<Value>& in) { return loss_fn(b, net(b, in[0]), in[1]); };
+    GradFunction grad_fn = value_and_grad(forward_fn, net, net.trainable_params());
+    dataset::BatchIterator it = data_for(c.kind).iterator(0);
+    while (const std::vector<Tensor>* batch = it.next()) {
+      auto [loss, grads] = grad_fn(*batch);
+      optimizer.step(grads);
+      run.losses[rank].push_back(loss);
+    }
+    run.params[rank] = net.trainable_params();
+  });
+  expect_equivalent(run, ref);
 }
 
 TEST(SemiAutoSeeds, Seed002NetworkWithMomentumEqualsOneDevice) {
