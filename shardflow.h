@@ -23,4 +23,5 @@
 #include "train/model.h"
 #include "train/optimizer.h"
 #include "train/rank_log.h"
+#include "train/save_graphs.h"
 #include "train/value_and_grad.h"

@@ -9,5 +9,7 @@
 namespace sf {
 
 std::string print_ir(const Graph& g);
+// One node's line, without the newline (parallel/ir_dump.h appends strategies and groups).
+std::string print_node(const Node& n);
 
 }  // namespace sf
