@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "ops/collective_builder.h"
+#include "manual_parallel_net.h"
 #include "parallel_fixture.h"
 #include "train/mlp.h"
 #include "train/model.h"
@@ -19,6 +19,8 @@ namespace sf {
 namespace {
 
 using traintest::image_rows;
+using traintest::ReduceLoss;
+using traintest::SlicedMlp;
 using traintest::ParallelContextGuard;
 using traintest::run_world;
 using traintest::StepLog;
@@ -28,32 +30,6 @@ constexpr int64_t kSteps = 50;
 constexpr int64_t kBatch = 32;
 constexpr float kLr = 0.05f;
 constexpr uint64_t kSeed = 11;
-
-// Seed 000's Network: x = x[cur_rank*shard_size : cur_rank*shard_size + shard_size], then the MLP.
-class SlicedMlp : public nn::Mlp {
- public:
-  SlicedMlp(int64_t begin, int64_t end) : Mlp(784, {512, 512}, 10), begin_(begin), end_(end) {}
-  Value construct(GraphBuilder& b, Value x) override { return Mlp::construct(b, b.strided_slice(x, {begin_}, {end_})); }
-
- private:
-  int64_t begin_, end_;
-};
-
-// Seed 000's ReduceLoss: this rank's labels, cross entropy, AllReduce(loss) / device_num.
-class ReduceLoss : public nn::LossFn {
- public:
-  ReduceLoss(int64_t begin, int64_t end, int device_num) : begin_(begin), end_(end), n_(device_num) {}
-  Value operator()(GraphBuilder& b, Value logits, Value label) const override {
-    label = b.strided_slice(label, {begin_}, {end_});
-    Value loss_value = nn::CrossEntropyLoss()(b, logits, label);
-    loss_value = CollectiveBuilder(b, {"world", n_}).all_reduce(loss_value);
-    return b.op("RealDiv", {loss_value, b.fill({}, static_cast<float>(n_))});
-  }
-
- private:
-  int64_t begin_, end_;
-  int n_;
-};
 
 struct Reference {
   std::vector<float> losses;
