@@ -73,11 +73,18 @@ assert_groups_gone() {
 # CAP_SYS_ADMIN; a chroot whose / is no mount point); the namespaces go when the test ends.
 make_netns_hosts() {
   a=sfa$id b=sfb$id
+  # `ip netns add` mounts /run/netns on itself the first time; where this run made that mount
+  # and no namespace is left at the end, it takes it away again (a chroot cannot be removed
+  # while it stays). Cleanups run in order: this one after the namespaces' own.
+  local unmount=':'
+  mountpoint -q /run/netns 2>/dev/null ||
+    unmount='[ -z "$(ip netns list 2>/dev/null)" ] && umount /run/netns 2>/dev/null'
   if ! ip netns add "$a" 2>"$work/netns.err"; then
+    eval "$unmount" || true
     netns_why="cannot create network namespaces here ($(head -1 "$work/netns.err")): needs root or CAP_SYS_ADMIN"
     return 1
   fi
-  cleanups+=("ip netns del $a 2>/dev/null" "ip netns del $b 2>/dev/null")
+  cleanups+=("ip netns del $a 2>/dev/null" "ip netns del $b 2>/dev/null" "$unmount")
   if ! ip -n "$a" link set lo up 2>"$work/netns.err"; then
     netns_why="cannot enter a network namespace here ($(head -1 "$work/netns.err"))"
     return 1
