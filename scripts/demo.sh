@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README command 1: install, build, and run the default job (the seed MLP on Fashion-MNIST).
+# README command 1: install, build, and run the default job (scripts/default_job.sh: seed 001's
+# network on 8 virtual devices, operator-parallel, on Fashion-MNIST, with the IR dump written).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-exec ./build/examples/fashion_mnist_mlp "$@"
+exec bash scripts/default_job.sh "$@"

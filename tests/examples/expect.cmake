@@ -1,6 +1,15 @@
 # Runs CMD (a ;-list) and checks its exit code and combined output.
 #   -DCMD=... -DEXPECT_RC=0|nonzero -DEXPECT_REGEX=...
-execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+#   -DWORKDIR=dir          optional: emptied, then the run's working directory
+#   -DEXPECT_FILES=a;b     optional: files (relative to WORKDIR) the run must have written
+set(cwd ${CMAKE_CURRENT_BINARY_DIR})
+if(WORKDIR)
+  file(REMOVE_RECURSE ${WORKDIR})
+  file(MAKE_DIRECTORY ${WORKDIR})
+  set(cwd ${WORKDIR})
+endif()
+execute_process(COMMAND ${CMD} WORKING_DIRECTORY ${cwd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 300)
 set(all "${out}${err}")
 if(EXPECT_RC STREQUAL "nonzero")
   if(rc EQUAL 0)
@@ -15,4 +24,9 @@ endif()
 if(NOT all MATCHES "${EXPECT_REGEX}")
   message(FATAL_ERROR "output does not match '${EXPECT_REGEX}':\n${all}")
 endif()
+foreach(f IN LISTS EXPECT_FILES)
+  if(NOT EXISTS ${cwd}/${f})
+    message(FATAL_ERROR "the run did not write ${cwd}/${f}. Output:\n${all}")
+  endif()
+endforeach()
 message(STATUS "ok:\n${all}")
