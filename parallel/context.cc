@@ -15,6 +15,14 @@ void set_auto_parallel_context(const AutoParallelContext& context) {
   SF_ENFORCE(context.bucket_bytes >= 0, InvalidArgument,
              "set_auto_parallel_context: bucket_bytes must be >= 0 (0 = one bucket per gradient), got {}",
              context.bucket_bytes);
+  SF_ENFORCE(context.search_mode == "sharding_propagation" || context.search_mode == "dynamic_programming",
+             InvalidArgument,
+             "set_auto_parallel_context: search_mode '{}' is not supported (sharding_propagation and "
+             "dynamic_programming are)",
+             context.search_mode);
+  SF_ENFORCE(context.dataset_strategy == "data_parallel" || context.dataset_strategy == "full_batch", InvalidArgument,
+             "set_auto_parallel_context: dataset_strategy '{}' is neither 'data_parallel' nor 'full_batch'",
+             context.dataset_strategy);
   std::lock_guard<std::mutex> lock(g_mu);
   g_context = context;
 }

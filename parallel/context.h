@@ -16,7 +16,14 @@
 //                    in kDataParallel (MindSpore's TrainOneStepCell reduces them in exactly
 //                    these two modes);
 //   kSemiAutoParallel  operator-level sharding by the strategies of shard() (train/semi_auto_step.h);
-//   kAutoParallel      strategies searched; not implemented yet, refused.
+//   kAutoParallel      the strategies of the ops shard() left open are found by `search_mode`
+//                      (parallel/auto_parallel.h), then the step runs as in kSemiAutoParallel:
+//                      "sharding_propagation" spreads the given strategies along the graph's
+//                      edges; "dynamic_programming" searches a cost model (communication and
+//                      memory). MindSpore's third mode, "recursive_programming", is refused.
+// dataset_strategy says how the input batch reaches the ranks, which the search prices:
+// "data_parallel" (MindSpore's default) has it arrive split along the batch dim over every
+// device, "full_batch" has every rank hold the whole of it.
 // bucket_bytes is the size at which a gradient bucket closes (MindSpore's comm_fusion
 // "allreduce" size, PyTorch DDP's bucket_cap_mb): gradients are reduced in buckets of about
 // that many bytes, each AllReduced as soon as its last gradient is computed.
@@ -28,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace sf {
@@ -40,9 +48,12 @@ struct AutoParallelContext {
   ParallelMode parallel_mode = ParallelMode::kStandAlone;
   bool gradients_mean = false;
   int64_t bucket_bytes = kDefaultBucketBytes;
+  std::string search_mode = "dynamic_programming";  // kAutoParallel only
+  std::string dataset_strategy = "data_parallel";   // or "full_batch"
 };
 
-// Throws InvalidArgument for a negative bucket_bytes.
+// Throws InvalidArgument for a negative bucket_bytes, an unknown search_mode or
+// dataset_strategy.
 void set_auto_parallel_context(const AutoParallelContext& context);
 AutoParallelContext get_auto_parallel_context();
 // Back to the defaults (MindSpore's reset_auto_parallel_context).

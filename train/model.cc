@@ -49,12 +49,12 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
           optimizer_->parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {
   nn::check_parameters_of("Model", optimizer_->parameters(), net_.trainable_params());
   mode_ = get_auto_parallel_context().parallel_mode;
-  SF_ENFORCE(mode_ == ParallelMode::kStandAlone || reduces_gradients(mode_) || mode_ == ParallelMode::kSemiAutoParallel,
-             InvalidArgument,
+  const bool sharded = mode_ == ParallelMode::kSemiAutoParallel || mode_ == ParallelMode::kAutoParallel;
+  SF_ENFORCE(mode_ == ParallelMode::kStandAlone || reduces_gradients(mode_) || sharded, InvalidArgument,
              "Model: parallel_mode {} is not supported yet (stand_alone, data_parallel, hybrid_parallel, "
-             "semi_auto_parallel are)",
+             "semi_auto_parallel, auto_parallel are)",
              parallel_mode_name(mode_));
-  if (mode_ == ParallelMode::kSemiAutoParallel)
+  if (sharded)
     semi_ = std::make_unique<SemiAutoStep>(
         net_, [this](GraphBuilder& b, const std::vector<Value>& in) { return (*loss_)(b, net_(b, in[0]), in[1]); },
         optimizer_->parameters(), opts_);

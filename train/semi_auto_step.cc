@@ -5,6 +5,7 @@
 #include "comm/rank_context.h"
 #include "core/error.h"
 #include "ops/collective_builder.h"
+#include "parallel/auto_parallel.h"
 #include "parallel/redistribution/layout_edits.h"
 #include "parallel/sharding/local_block.h"
 
@@ -49,7 +50,13 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   for (size_t c = 0; c < batch.size(); ++c)
     columns.push_back(global.input(fmt::format("input{}", c), batch[c].shape(), batch[c].dtype()));
   const Value loss = loss_(global, columns);
-  sp->sharding = shard_graph(sp->global, {loss.id}, net_.strategies(), devices);
+  const AutoParallelContext context = get_auto_parallel_context();
+  if (context.parallel_mode == ParallelMode::kAutoParallel) {
+    sp->search = search_strategies(sp->global, {loss.id}, net_.strategies(), devices, context);
+    sp->sharding = shard_graph(sp->global, {loss.id}, sp->search.table, devices);
+  } else {
+    sp->sharding = shard_graph(sp->global, {loss.id}, net_.strategies(), devices);
+  }
   sp->local = build_local_graph(sp->global, sp->sharding, rank);
 
   Program& p = sp->program;

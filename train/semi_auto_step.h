@@ -3,7 +3,8 @@
 //
 // Building it: the network and loss are built once on global shapes (the global graph), every
 // op is sharded by its strategy (Cell::strategies(), the default for the others;
-// parallel/sharding/graph_sharding.h), and this rank's local graph is built from it
+// parallel/sharding/graph_sharding.h; in auto parallel mode the strategies the search finds
+// from them, parallel/auto_parallel.h), and this rank's local graph is built from it
 // (parallel/sharding/local_graph.h). The network's parameters are then sharded: each keeps
 // only this rank's block, generated from the initializer (Parameter::shard). Autodiff appends
 // the backward, and each parameter's gradient is summed over the ranks that hold the same
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "comm/group.h"
+#include "parallel/propagation/strategy_search.h"
 #include "parallel/sharding/local_graph.h"
 #include "train/cell.h"
 #include "train/program.h"
@@ -42,6 +44,7 @@ namespace sf {
 
 struct SemiAutoProgram {
   Graph global;            // network and loss on global shapes
+  StrategySearch search;   // auto parallel: the strategies found and why (empty in semi-auto)
   GraphSharding sharding;  // every op's strategy and layouts
   LocalGraph local;        // this rank's part; its graph is moved into program.graph
   int forward_nodes = 0;   // program.graph's first nodes are the local forward; the backward follows

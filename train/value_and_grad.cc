@@ -59,9 +59,11 @@ GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs)
 }
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts) {
-  SF_ENFORCE(get_auto_parallel_context().parallel_mode != ParallelMode::kSemiAutoParallel, InvalidArgument,
-             "value_and_grad: semi_auto_parallel mode shards the network's ops; pass the network too: "
-             "value_and_grad(fn, net, params)");
+  const ParallelMode mode = get_auto_parallel_context().parallel_mode;
+  SF_ENFORCE(mode != ParallelMode::kSemiAutoParallel && mode != ParallelMode::kAutoParallel, InvalidArgument,
+             "value_and_grad: {} mode shards the network's ops; pass the network too: "
+             "value_and_grad(fn, net, params)",
+             parallel_mode_name(mode));
   return GradFunction(std::move(fn), std::move(params), opts);
 }
 

@@ -222,8 +222,10 @@ struct TrainRun {
   std::vector<std::string> sharding;                    // [rank]: the global graph's sharding, printed
 };
 
-// Model::train for kSteps steps on `devices` ranks (1: stand-alone, no ranks).
-inline TrainRun train(const Case& c, int devices) {
+// Model::train for kSteps steps on `devices` ranks (1: stand-alone, no ranks) in the mode of
+// `context` (semi-auto by default; auto parallel for the strategy searches' tests).
+inline TrainRun train(const Case& c, int devices,
+                      const AutoParallelContext& context = {.parallel_mode = ParallelMode::kSemiAutoParallel}) {
   TrainRun run;
   run.losses.resize(devices);
   run.params.resize(devices);
@@ -242,7 +244,7 @@ inline TrainRun train(const Case& c, int devices) {
     body(0);
     return run;
   }
-  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
+  traintest::ParallelContextGuard ctx(context);
   traintest::run_world(devices, traintest::Wire::kInproc, body);
   return run;
 }
