@@ -13,49 +13,13 @@
 namespace sf::paralleltest {
 namespace {
 
-constexpr int kDevices = 8;
-
-void expect_equivalent(const TrainRun& got, const TrainRun& ref) {
-  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  for (size_t r = 0; r < got.losses.size(); ++r) {
-    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
-    for (size_t s = 0; s < ref.losses[0].size(); ++s)
-      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]) + 1e-7)
-          << "rank " << r << " step " << s + 1 << "\n" << got.sharding[0];
-  }
-  for (size_t r = 0; r < got.params.size(); ++r)
-    for (size_t i = 0; i < ref.params[0].size(); ++i) {
-      const Parameter& p = got.params[r][i];
-      const Tensor& whole = ref.params[0][i].value();
-      const Tensor& block = p.value();
-      ASSERT_TRUE(p.sharded()) << p.name();
-      float worst = 0;
-      int64_t at = 0;
-      // The block at p.offset() of the 1-device parameter, walked element by element.
-      for (int64_t k = 0; k < block.numel(); ++k) {
-        int64_t rest = k, flat = 0, stride = 1;
-        std::vector<int64_t> idx(block.rank());
-        for (int d = block.rank() - 1; d >= 0; --d) {
-          idx[d] = rest % block.dim(d) + p.offset()[d];
-          rest /= block.dim(d);
-        }
-        for (int d = block.rank() - 1; d >= 0; --d) {
-          flat += idx[d] * stride;
-          stride *= whole.dim(d);
-        }
-        const float diff = std::abs(block.f32()[k] - whole.f32()[flat]);
-        if (diff > worst) worst = diff, at = k;
-      }
-      ASSERT_LT(worst, 2e-5f) << "rank " << r << " parameter " << p.name() << " element " << at;
-    }
-}
 
 class SemiAutoEquivalence : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SemiAutoEquivalence, LossPerStepAndParameterBlocksEqualOneDevice) {
   const Case& c = GetParam();
   const TrainRun& ref = one_device(c);
-  expect_equivalent(train(c, kDevices), ref);
+  expect_equivalent(train(c, kWorld), ref);
 }
 
 using C = ClassifierNet;
@@ -151,7 +115,7 @@ void shard_as_seed001(Seed001Net& n) {
 
 TEST(SemiAutoSeeds, Seed001NetworkEqualsOneDevice) {
   const Case c = make_case<Seed001Net>("seed001", shard_as_seed001);
-  expect_equivalent(train(c, kDevices), one_device(c));
+  expect_equivalent(train(c, kWorld), one_device(c));
 }
 
 // Seed 001's own loop: grad_fn = value_and_grad(forward_fn, ...), optimizer(grads).
@@ -160,10 +124,10 @@ TEST(SemiAutoSeeds, Seed001FunctionalLoopWithValueAndGradEqualsOneDevice) {
   const TrainRun& ref = one_device(c);
   traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
   TrainRun run;
-  run.losses.resize(kDevices);
-  run.params.resize(kDevices);
-  run.sharding.resize(kDevices);
-  traintest::run_world(kDevices, traintest::Wire::kInproc, [&](int rank) {
+  run.losses.resize(kWorld);
+  run.params.resize(kWorld);
+  run.sharding.resize(kWorld);
+  traintest::run_world(kWorld, traintest::Wire::kInproc, [&](int rank) {
     set_seed(kSeed);
     Seed001Net net;
     shard_as_seed001(net);
@@ -185,7 +149,7 @@ TEST(SemiAutoSeeds, Seed001FunctionalLoopWithValueAndGradEqualsOneDevice) {
 TEST(SemiAutoSeeds, Seed002NetworkWithMomentumEqualsOneDevice) {
   const Case c = make_case<Seed002Net>(
       "seed002", [](Seed002Net& n) { n.matmul.shard({{2, 4}, {4, 1}}); }, "momentum");
-  const TrainRun run = train(c, kDevices);
+  const TrainRun run = train(c, kWorld);
   expect_equivalent(run, one_device(c));
   // Every rank reports the same (global) loss, as seed 002's log shows.
   for (const auto& losses : run.losses) EXPECT_EQ(losses, run.losses[0]);

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "parallel/layout.h"
 #include "tests/train/parallel_fixture.h"
 #include "train/losses.h"
@@ -23,6 +25,7 @@ namespace sf::paralleltest {
 constexpr int64_t kSteps = 20;
 constexpr int64_t kBatch = 16;
 constexpr uint64_t kSeed = 11;
+constexpr int kWorld = 8;  // virtual ranks of the equivalence tests
 
 enum class NetKind { kClassifier, kTransposed, kReshapeReduce, kSeed001, kSeed002 };
 
@@ -258,6 +261,43 @@ inline const TrainRun& one_device(const Case& c) {
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, train(c, 1)).first;
   return it->second;
+}
+
+// Every rank's loss at every step within 1e-5 relative of the 1-device run's, and every rank's
+// parameter blocks equal to the blocks of the 1-device parameters after the last step.
+inline void expect_equivalent(const TrainRun& got, const TrainRun& ref) {
+  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
+  for (size_t r = 0; r < got.losses.size(); ++r) {
+    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
+    for (size_t s = 0; s < ref.losses[0].size(); ++s)
+      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]) + 1e-7)
+          << "rank " << r << " step " << s + 1 << "\n" << got.sharding[0];
+  }
+  for (size_t r = 0; r < got.params.size(); ++r)
+    for (size_t i = 0; i < ref.params[0].size(); ++i) {
+      const Parameter& p = got.params[r][i];
+      const Tensor& whole = ref.params[0][i].value();
+      const Tensor& block = p.value();
+      ASSERT_TRUE(p.sharded()) << p.name();
+      float worst = 0;
+      int64_t at = 0;
+      // The block at p.offset() of the 1-device parameter, walked element by element.
+      for (int64_t k = 0; k < block.numel(); ++k) {
+        int64_t rest = k, flat = 0, stride = 1;
+        std::vector<int64_t> idx(block.rank());
+        for (int d = block.rank() - 1; d >= 0; --d) {
+          idx[d] = rest % block.dim(d) + p.offset()[d];
+          rest /= block.dim(d);
+        }
+        for (int d = block.rank() - 1; d >= 0; --d) {
+          flat += idx[d] * stride;
+          stride *= whole.dim(d);
+        }
+        const float diff = std::abs(block.f32()[k] - whole.f32()[flat]);
+        if (diff > worst) worst = diff, at = k;
+      }
+      ASSERT_LT(worst, 2e-5f) << "rank " << r << " parameter " << p.name() << " element " << at;
+    }
 }
 
 }  // namespace sf::paralleltest
