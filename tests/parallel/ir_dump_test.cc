@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -27,7 +29,8 @@ constexpr int kRanks = 8;
 
 // Trains seed 002's network for its 20 steps on 8 ranks with SaveGraphs; returns the dump's root.
 std::string dump_seed002(const std::string& name) {
-  const std::string root = (fs::temp_directory_path() / ("sf_ir_dump_" + name)).string();
+  // The pid keeps concurrent runs of this suite (other build trees) apart.
+  const std::string root = (fs::temp_directory_path() / fmt::format("sf_ir_dump_{}_{}", name, ::getpid())).string();
   fs::remove_all(root);
   traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
   traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int) {
@@ -107,6 +110,7 @@ TEST(IrDump, Seed002ShowsTheAllReduceOverItsGroupOnEveryRank) {
   const std::string exec0 = read(root, 0, "execute.dot");
   EXPECT_THAT(exec0, HasSubstr("matmul/MatMul/out/AllReduce\\nf32(8, 16)\\ngroup_ranks: 0-1-2-3, rank_list: (0, 1, 2, 3)"));
   for (const char* f : {"step_parallel_begin.dot", "execute.dot"}) expect_dot_parses(root + "/rank_0/" + f);
+  fs::remove_all(root);
 }
 
 TEST(IrDump, LayoutStrategiesPrintAsWritten) {
@@ -119,7 +123,7 @@ TEST(IrDump, LayoutStrategiesPrintAsWritten) {
 TEST(IrDump, SaveGraphsOutsideSemiAutoModeIsRefused) {
   Seed002Net net;
   Model model(net, std::make_shared<nn::MSELoss>(), std::make_shared<nn::SGD>(net.trainable_params(), 0.1f));
-  auto save = std::make_shared<SaveGraphs>(model, (fs::temp_directory_path() / "sf_ir_dump_refused").string());
+  auto save = std::make_shared<SaveGraphs>(model, (fs::temp_directory_path() / fmt::format("sf_ir_dump_refused_{}", ::getpid())).string());
   try {
     model.train(1, data_for(NetKind::kSeed002), {save});
     FAIL() << "no error";
