@@ -9,12 +9,12 @@
 //   mpirun -np 8 ./build/examples/semi_auto_quickstart
 //   grep -A1 AllReduce saved_graph/rank_0/execute.ir             # the seed's 18_execute_*.ir lines
 //
-// One departure: the seed runs AUTO_PARALLEL with sharding propagation, which gives relu and
-// matmul2 matmul's strategy ((2, 4)); here the mode is SEMI_AUTO_PARALLEL, where the ops without
-// a strategy get the default one (the batch split over all devices), so relu is fed its rows by
-// a StridedSlice after the AllReduce — the redistribution the seed's IR shows too.
-// The seed's per-device batch of 2 (dataset_strategy="data_parallel") is a global batch of
-// 2 x devices that every rank reads whole and is fed its block of.
+// As in the seed, the mode is AUTO_PARALLEL with sharding propagation: relu and matmul2 get
+// their strategies from matmul's ((2, 4) and ((2, 4), (4, 1)), as the seed's
+// step_parallel_begin IR shows); --semi-auto runs SEMI_AUTO_PARALLEL instead, where they get
+// the default (the batch split over every device). The seed's per-device batch of 2
+// (dataset_strategy="data_parallel") is a global batch of 2 x devices that every rank reads
+// whole and is fed its block of.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -30,6 +30,7 @@ struct Options {
   std::string save_graphs_path = "saved_graph";
   std::string checkpoint_dir = ".";
   std::string strategy_file;
+  bool semi_auto = false;
 };
 
 // The seed's get_dataset: one random batch (uniform [0, 1), seeded) yielded step_per_epoch times.
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
     app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
     app.add_option("--checkpoint-dir", o.checkpoint_dir, "each rank's checkpoints go to DIR/<rank>/");
     app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
+    app.add_flag("--semi-auto", o.semi_auto, "SEMI_AUTO_PARALLEL (unsharded ops get the default) instead of propagation");
     CLI11_PARSE(app, argc, argv);
 
     const int64_t var_step_per_epoch = 4;
@@ -85,7 +87,13 @@ int main(int argc, char** argv) {
     const int64_t var_hidden_dim = 16;
     const int64_t var_out_dim = 16;
 
-    sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
+    // Parallel mode is fully automatic parallelism, the strategy search is strategy propagation.
+    if (o.semi_auto)
+      sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
+    else
+      sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kAutoParallel,
+                                     .search_mode = "sharding_propagation",
+                                     .dataset_strategy = "data_parallel"});
     sf::set_seed(1);
     const int device_num = sf::comm::job().size;
     // Randomly constructed dataset, the global batch every rank reads.

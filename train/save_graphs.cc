@@ -15,7 +15,8 @@ void SaveGraphs::on_step_end(const RunContext&) {
   if (!files_.empty()) return;
   const SemiAutoProgram* sp = model_.semi_auto_program();
   SF_ENFORCE(sp != nullptr, InvalidArgument,
-             "SaveGraphs: the parallel IR exists in semi_auto_parallel mode only; the model trains in {} mode",
+             "SaveGraphs: the parallel IR exists in semi_auto_parallel and auto_parallel modes only; the model "
+             "trains in {} mode",
              parallel_mode_name(get_auto_parallel_context().parallel_mode));
   files_ = save_graphs(*sp, path_);
 }

@@ -23,8 +23,8 @@ std::vector<std::string> save_graphs(const SemiAutoProgram& sp, const std::strin
 
 class SaveGraphs : public Callback {
  public:
-  // `model` must outlive the callback and train in semi-auto parallel mode (checked at the
-  // first step: InvalidArgument naming the mode otherwise).
+  // `model` must outlive the callback and train in semi-auto or auto parallel mode (checked at
+  // the first step: InvalidArgument naming the mode otherwise).
   SaveGraphs(Model& model, std::string path = "saved_graph") : model_(model), path_(std::move(path)) {}
   void on_step_end(const RunContext& ctx) override;
   // The files written (empty before the first step).

@@ -128,8 +128,8 @@ TEST(IrDump, SaveGraphsOutsideSemiAutoModeIsRefused) {
     model.train(1, data_for(NetKind::kSeed002), {save});
     FAIL() << "no error";
   } catch (const Error& e) {  // raised in a callback, carried out of the runtime
-    EXPECT_THAT(e.what(), HasSubstr("SaveGraphs: the parallel IR exists in semi_auto_parallel mode only; the model "
-                                    "trains in stand_alone mode"));
+    EXPECT_THAT(e.what(), HasSubstr("SaveGraphs: the parallel IR exists in semi_auto_parallel and auto_parallel modes "
+                                    "only; the model trains in stand_alone mode"));
   }
 }
 
