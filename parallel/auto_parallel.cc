@@ -1,6 +1,7 @@
 #include "parallel/auto_parallel.h"
 
 #include "core/error.h"
+#include "parallel/auto_search.h"
 #include "parallel/propagation/sharding_propagation.h"
 
 namespace sf {
@@ -9,6 +10,11 @@ StrategySearch search_strategies(const Graph& g, const std::vector<int>& outputs
                                  int64_t devices, const AutoParallelContext& context) {
   if (context.search_mode == "sharding_propagation")
     return propagate_strategies(g, outputs, given, devices, context.dataset_strategy);
+  if (context.search_mode == "dynamic_programming") {
+    AutoSearchOptions options;
+    options.dataset_strategy = context.dataset_strategy;
+    return search_auto(g, outputs, given, devices, options);
+  }
   SF_THROW(InvalidArgument, "auto parallel: search_mode '{}' is not supported", context.search_mode);
 }
 

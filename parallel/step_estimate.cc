@@ -6,13 +6,13 @@
 
 namespace sf {
 
-namespace {
-
 double local_bytes(const TensorLayout& layout, const Node& n) {
   double elements = 1;
   for (int64_t d : layout.local_shape(n.shape)) elements *= static_cast<double>(d);
   return elements * static_cast<double>(dtype_size(n.dtype));
 }
+
+namespace {
 
 // The collective that undoes `kind` in the backward.
 std::string_view adjoint(StepKind kind) {

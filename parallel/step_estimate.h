@@ -35,6 +35,9 @@ struct StepEstimate {
   std::string str() const;
 };
 
+// The bytes of the block of node `n`'s value a rank holds in `layout`.
+double local_bytes(const TensorLayout& layout, const Node& n);
+
 StepEstimate estimate_step(const Graph& g, const GraphSharding& sharding);
 
 }  // namespace sf
