@@ -1,5 +1,5 @@
-// The default job: the seed MLP 784-512-512-10 trained with SGD on Debian's Fashion-MNIST
-// through the actor runtime on 1 device, printing seed-format loss lines and test accuracy.
+// The seed MLP 784-512-512-10 on 1 device, trained with SGD on Debian's Fashion-MNIST
+// through the actor runtime, printing seed-format loss lines and test accuracy.
 // Preprocessing as the PyTorch reference (pixels / 255, PyTorch-style default init).
 //
 //   ./build/examples/fashion_mnist_mlp [--epochs 1] [--batch 32] [--threads 1] [--trace run.trace.json]
