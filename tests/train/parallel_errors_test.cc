@@ -53,11 +53,13 @@ TEST(ParallelErrors, ShardIdOutOfRangeIsRefused) {
               ThrowsMessage<InvalidArgument>(HasSubstr("shard_id must be in [0, 8) for num_shards = 8, got 8")));
 }
 
-TEST(ParallelErrors, AutoParallelIsRefusedUntilItExists) {
+TEST(ParallelErrors, AutoParallelModelIsAcceptedAndTheOverloadWithoutTheNetworkRefused) {
   ParallelContextGuard ctx({.parallel_mode = ParallelMode::kAutoParallel});
   nn::Mlp net(784, {16}, 10);
-  EXPECT_THAT([&] { Model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f)); },
-              ThrowsMessage<InvalidArgument>(HasSubstr("parallel_mode auto_parallel is not supported yet")));
+  EXPECT_NO_THROW(Model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f)));
+  EXPECT_THAT([&] { value_and_grad([](GraphBuilder&, const std::vector<Value>& in) { return in[0]; },
+                                   net.trainable_params()); },
+              ThrowsMessage<InvalidArgument>(HasSubstr("auto_parallel mode shards the network's ops")));
 }
 
 TEST(ParallelErrors, GradReducerRefusesWrongGradientsAndOtherParameters) {
