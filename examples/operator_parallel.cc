@@ -11,8 +11,8 @@
 //   ./build/examples/operator_parallel --devices 8 --api model --save-graphs saved_graph
 //   ./build/examples/operator_parallel --devices 8 --strategy-file strategies.json
 //
-// --api model trains with Model.train (MindSpore's model.train) instead of the seed's loop and
-// can write the parallel IR of every rank (--save-graphs DIR, docs/ir_dump.md).
+// --api model trains with Model.train (MindSpore's model.train) instead of the seed's loop;
+// either can write the parallel IR of every rank (--save-graphs DIR, docs/ir_dump.md).
 // --strategy-file loads the ops' strategies from a JSON file (docs/strategy_file.md) instead
 // of the shard() calls below; --save-strategy-file writes those used, defaults included.
 #include <CLI/CLI.hpp>
@@ -132,6 +132,7 @@ void train_functional(const Options& o, Network& net, nn::SGD& optimizer, nn::Cr
     while (const std::vector<sf::Tensor>* batch = it.next()) {
       if (o.steps > 0 && i == o.steps) break;
       const float loss_output = train_step((*batch)[0], (*batch)[1]);
+      if (epoch == 0 && i == 0 && !o.save_graphs.empty()) sf::save_graphs(*grad_fn.semi_auto_program(), o.save_graphs);
       if (i % o.print_every == 0)
         for (std::ostream* out : outs)
           *out << fmt::format("epoch: {}, step: {}, loss is {}", epoch, i, loss_output) << std::endl;
@@ -172,11 +173,10 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     app.add_option("--print-every", o.print_every)->check(CLI::PositiveNumber);
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
-    app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/ (--api model)");
+    app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
     app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
     app.add_option("--save-strategy-file", o.save_strategy_file, "write the strategies used to this JSON file");
     CLI11_PARSE(app, argc, argv);
-    SF_ENFORCE(o.api == "model" || o.save_graphs.empty(), InvalidArgument, "--save-graphs needs --api model");
     SF_ENFORCE(o.api == "functional" || o.steps == 0, InvalidArgument, "--steps needs --api functional");
 
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});

@@ -44,6 +44,8 @@ Program* GradFunction::last_program() {
   return semi_->last() ? &semi_->last()->program : nullptr;
 }
 
+SemiAutoProgram* GradFunction::semi_auto_program() { return semi_ ? semi_->last() : nullptr; }
+
 GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs) {
   const std::vector<Tensor>* run = nullptr;
   if (semi_) {

@@ -20,6 +20,7 @@ namespace sf {
 using LossBuilder = std::function<Value(GraphBuilder& b, const std::vector<Value>& inputs)>;
 
 class SemiAutoStep;
+struct SemiAutoProgram;
 
 class GradFunction {
  public:
@@ -39,6 +40,9 @@ class GradFunction {
 
   // The program of the last call (graph for the IR dump, runtime for the trace).
   Program* last_program();
+  // Semi-auto / auto parallel: the last call's whole step (global graph, strategies, local
+  // graph), for train/save_graphs.h's dump; nullptr before the first call or in other modes.
+  SemiAutoProgram* semi_auto_program();
 
  private:
   ProgramCache cache_;

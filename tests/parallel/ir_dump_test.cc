@@ -113,6 +113,38 @@ TEST(IrDump, Seed002ShowsTheAllReduceOverItsGroupOnEveryRank) {
   fs::remove_all(root);
 }
 
+// Seed 001's loop: value_and_grad of the network, then the optimizer; the GradFunction's
+// program gives the same dump as Model::train's.
+TEST(IrDump, TheFunctionalLoopDumpsItsProgram) {
+  const std::string root = (fs::temp_directory_path() / fmt::format("sf_ir_dump_functional_{}", ::getpid())).string();
+  fs::remove_all(root);
+  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
+  traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int) {
+    set_seed(kSeed);
+    Seed002Net net;
+    net.matmul.shard({{2, 4}, {4, 1}});
+    nn::MSELoss loss_fn;
+    nn::SGD optimizer(net.trainable_params(), 0.1f);
+    GradFunction grad_fn = value_and_grad(
+        [&](GraphBuilder& b, const std::vector<Value>& in) { return loss_fn(b, net(b, in[0]), in[1]); }, net,
+        net.trainable_params());
+    EXPECT_EQ(grad_fn.semi_auto_program(), nullptr);
+    const dataset::Dataset data = data_for(NetKind::kSeed002);
+    dataset::BatchIterator it = data.iterator(0);
+    const std::vector<Tensor>* batch = it.next();
+    optimizer.step(grad_fn(*batch).grads);
+    ASSERT_NE(grad_fn.semi_auto_program(), nullptr);
+    EXPECT_EQ(save_graphs(*grad_fn.semi_auto_program(), root).size(), 4u);
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const std::string group = rank < 4 ? "0-1-2-3" : "4-5-6-7";
+    EXPECT_THAT(read(root, rank, "execute.ir"), HasSubstr("group='" + group + "'"));
+    EXPECT_THAT(read(root, rank, "step_parallel_begin.ir"),
+                HasSubstr("{in_strategy: ((2, 4), (4, 1)), out_strategy: None} device matrix (2,4,1)"));
+  }
+  fs::remove_all(root);
+}
+
 TEST(IrDump, LayoutStrategiesPrintAsWritten) {
   const Layout layout({2, 2, 2}, {"dp", "sp", "mp"});
   EXPECT_EQ(strategy_tuple_str({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")}),
