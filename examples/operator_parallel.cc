@@ -10,16 +10,20 @@
 //   mpirun -np 8 ./build/examples/operator_parallel
 //   ./build/examples/operator_parallel --devices 8 --api model --save-graphs saved_graph
 //   ./build/examples/operator_parallel --devices 8 --strategy-file strategies.json
+//   ./build/examples/operator_parallel --dry-run 4096                 # the plan for 4096 ranks, none started
 //
 // --api model trains with Model.train (MindSpore's model.train) instead of the seed's loop;
 // either can write the parallel IR of every rank (--save-graphs DIR, docs/ir_dump.md).
 // --strategy-file loads the ops' strategies from a JSON file (docs/strategy_file.md) instead
 // of the shard() calls below; --save-strategy-file writes those used, defaults included.
+// --dry-run N prints, for N ranks, each rank's parameter and activation bytes and the bytes
+// each collective moves per step, without starting a rank (docs/auto_parallel.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "ops/blas.h"
 #include "shardflow.h"
+#include "train/network_plan.h"
 
 namespace {
 
@@ -31,7 +35,7 @@ struct Options {
   std::string api = "functional";  // the seed's loop, or "model" (Model.train)
   std::string log_dir = "log_output";
   std::string save_graphs, strategy_file, save_strategy_file;
-  int64_t epochs = 10, steps = 0, print_every = 10;
+  int64_t epochs = 10, steps = 0, print_every = 10, dry_run = 0;
 };
 
 const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 0.0f),
@@ -112,6 +116,17 @@ void save_strategies(const std::string& path, const sf::StrategyTable& from_file
   sf::save_strategy_file(path, sf::strategies_of(g, sharding));
 }
 
+// --dry-run N: the plan of the seed's batch of 32 on N ranks, none started.
+void dry_run(const Options& o, const sf::StrategyTable& from_file) {
+  Network net;
+  shard(net, from_file);
+  nn::CrossEntropyLoss loss_fn;
+  const sf::NetworkPlan plan = sf::plan_network(
+      net, [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) { return loss_fn(b, net(b, in[0]), in[1]); },
+      {{32, 1, 28, 28}, {32}}, {sf::DType::kF32, sf::DType::kI32}, o.dry_run);
+  std::cout << plan.str(false);
+}
+
 // The seed's training loop: value_and_grad of forward_fn, then optimizer(grads).
 void train_functional(const Options& o, Network& net, nn::SGD& optimizer, nn::CrossEntropyLoss& loss_fn,
                       ds::Dataset& data_set, const std::vector<std::ostream*>& outs) {
@@ -176,11 +191,19 @@ int main(int argc, char** argv) {
     app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
     app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
     app.add_option("--save-strategy-file", o.save_strategy_file, "write the strategies used to this JSON file");
+    app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per rank "
+                                           "its memory and the bytes each collective moves per step")
+        ->check(CLI::PositiveNumber);
     CLI11_PARSE(app, argc, argv);
     SF_ENFORCE(o.api == "functional" || o.steps == 0, InvalidArgument, "--steps needs --api functional");
 
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
     sf::set_seed(1);
+    if (o.dry_run > 0) {
+      dry_run(o, o.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategy_file));
+      sf::comm::release();
+      return 0;
+    }
     ds::Dataset data_set = create_dataset(o, 32);  // shared by the virtual devices of this process
     const sf::StrategyTable from_file = o.strategy_file.empty() ? sf::StrategyTable{} : load_strategies(o.strategy_file);
     if (!o.save_strategy_file.empty() && sf::comm::job().rank == 0) save_strategies(o.save_strategy_file, from_file);
