@@ -24,6 +24,11 @@
 // dataset_strategy says how the input batch reaches the ranks, which the search prices:
 // "data_parallel" (MindSpore's default) has it arrive split along the batch dim over every
 // device, "full_batch" has every rank hold the whole of it.
+// strategy_ckpt_save_file / strategy_ckpt_load_file (MindSpore's strategy checkpoint; "" for
+// none; format: parallel/strategy_file.h): when the semi-auto or auto step is built, it writes
+// every op's strategy, defaults included, to the save file (rank 0), and takes the load file's
+// strategies over every in-code shard() call; a bad load file is refused there, naming it, before
+// any rank communicates.
 // bucket_bytes is the size at which a gradient bucket closes (MindSpore's comm_fusion
 // "allreduce" size, PyTorch DDP's bucket_cap_mb): gradients are reduced in buckets of about
 // that many bytes, each AllReduced as soon as its last gradient is computed.
@@ -50,6 +55,8 @@ struct AutoParallelContext {
   int64_t bucket_bytes = kDefaultBucketBytes;
   std::string search_mode = "dynamic_programming";  // kAutoParallel only
   std::string dataset_strategy = "data_parallel";   // or "full_batch"
+  std::string strategy_ckpt_save_file{};  // {}: designated initializers may leave these out
+  std::string strategy_ckpt_load_file{};
 };
 
 // Throws InvalidArgument for a negative bucket_bytes, an unknown search_mode or

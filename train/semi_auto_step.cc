@@ -8,6 +8,7 @@
 #include "parallel/auto_parallel.h"
 #include "parallel/redistribution/layout_edits.h"
 #include "parallel/sharding/local_block.h"
+#include "parallel/strategy_file.h"
 
 namespace sf {
 
@@ -32,6 +33,20 @@ comm::Group SemiAutoStep::group(const std::string& name, const std::vector<int>&
 }
 
 namespace {
+// The strategies the step starts from: the network's shard() calls, then the context's strategy
+// checkpoint over them (the file wins over both kinds of call), checked against the graph here,
+// before any group is made.
+StrategyTable given_strategies(const nn::Cell& net, const AutoParallelContext& context, const Graph& global,
+                               int loss, int64_t devices) {
+  StrategyTable table = net.strategies();
+  const std::string& path = context.strategy_ckpt_load_file;
+  if (path.empty()) return table;
+  const StrategyTable loaded = load_strategy_file(path);
+  check_strategy_file(path, loaded, global, {loss}, devices);
+  for (const auto& [op, s] : loaded) table[op] = s;
+  return table;
+}
+
 Parameter& parameter_named(ParameterList& params, const std::string& name) {
   for (Parameter& p : params)
     if (p.name() == name) return p;
@@ -51,12 +66,16 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
     columns.push_back(global.input(fmt::format("input{}", c), batch[c].shape(), batch[c].dtype()));
   const Value loss = loss_(global, columns);
   const AutoParallelContext context = get_auto_parallel_context();
+  const StrategyTable given = given_strategies(net_, context, sp->global, loss.id, devices);
   if (context.parallel_mode == ParallelMode::kAutoParallel) {
-    sp->search = search_strategies(sp->global, {loss.id}, net_.strategies(), devices, context);
+    sp->search = search_strategies(sp->global, {loss.id}, given, devices, context);
     sp->sharding = shard_graph(sp->global, {loss.id}, sp->search.table, devices);
   } else {
-    sp->sharding = shard_graph(sp->global, {loss.id}, net_.strategies(), devices);
+    sp->sharding = shard_graph(sp->global, {loss.id}, given, devices);
   }
+  // One writer: every rank's table is the same.
+  if (!context.strategy_ckpt_save_file.empty() && rank == 0)
+    save_strategy_file(context.strategy_ckpt_save_file, strategies_of(sp->global, sp->sharding));
   sp->local = build_local_graph(sp->global, sp->sharding, rank);
 
   Program& p = sp->program;

@@ -2,13 +2,14 @@
 // SEMI_AUTO_PARALLEL), built per batch signature and cached like ProgramCache.
 //
 // Building it: the network and loss are built once on global shapes (the global graph), every
-// op is sharded by its strategy (Cell::strategies(), the default for the others;
-// parallel/sharding/graph_sharding.h; in auto parallel mode the strategies the search finds
+// op is sharded by its strategy (Cell::strategies(), with the context's strategy_ckpt_load_file
+// over them; the default for the others; parallel/sharding/graph_sharding.h; in auto parallel mode the strategies the search finds
 // from them, parallel/auto_parallel.h), and this rank's local graph is built from it
 // (parallel/sharding/local_graph.h). The network's parameters are then sharded: each keeps
 // only this rank's block, generated from the initializer (Parameter::shard). Autodiff appends
 // the backward, and each parameter's gradient is summed over the ranks that hold the same
-// block (MindSpore's mirror AllReduce).
+// block (MindSpore's mirror AllReduce). With the context's strategy_ckpt_save_file, rank 0
+// writes every op's strategy there.
 //
 // Why the sum over every replica, repeat axis included, is right: each rank's local graph
 // computes the whole (replicated) loss, and its backward is the exact adjoint of its forward —
