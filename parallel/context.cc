@@ -23,6 +23,8 @@ void set_auto_parallel_context(const AutoParallelContext& context) {
   SF_ENFORCE(context.dataset_strategy == "data_parallel" || context.dataset_strategy == "full_batch", InvalidArgument,
              "set_auto_parallel_context: dataset_strategy '{}' is neither 'data_parallel' nor 'full_batch'",
              context.dataset_strategy);
+  SF_ENFORCE(!context.save_graphs || !context.save_graphs_path.empty(), InvalidArgument,
+             "set_auto_parallel_context: save_graphs needs a save_graphs_path");
   std::lock_guard<std::mutex> lock(g_mu);
   g_context = context;
 }

@@ -29,6 +29,9 @@
 // every op's strategy, defaults included, to the save file (rank 0), and takes the load file's
 // strategies over every in-code shard() call; a bad load file is refused there, naming it, before
 // any rank communicates.
+// save_graphs / save_graphs_path (MindSpore's set_context(save_graphs=True,
+// save_graphs_path=...)): when the semi-auto or auto step is built, each rank writes its parallel
+// IR under <save_graphs_path>/rank_<r>/ (train/save_graphs.h, docs/ir_dump.md), no callback needed.
 // bucket_bytes is the size at which a gradient bucket closes (MindSpore's comm_fusion
 // "allreduce" size, PyTorch DDP's bucket_cap_mb): gradients are reduced in buckets of about
 // that many bytes, each AllReduced as soon as its last gradient is computed.
@@ -57,6 +60,8 @@ struct AutoParallelContext {
   std::string dataset_strategy = "data_parallel";   // or "full_batch"
   std::string strategy_ckpt_save_file{};  // {}: designated initializers may leave these out
   std::string strategy_ckpt_load_file{};
+  bool save_graphs = false;
+  std::string save_graphs_path = "saved_graph";
 };
 
 // Throws InvalidArgument for a negative bucket_bytes, an unknown search_mode or

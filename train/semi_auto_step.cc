@@ -9,6 +9,7 @@
 #include "parallel/redistribution/layout_edits.h"
 #include "parallel/sharding/local_block.h"
 #include "parallel/strategy_file.h"
+#include "train/save_graphs.h"
 
 namespace sf {
 
@@ -132,6 +133,7 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   p.runtime = std::make_unique<Runtime>(p.graph, p.fetches, opts);
   for (const LocalGraph::Source& s : sp->local.parameters)
     p.runtime->bind(s.local, parameter_named(net_params, sp->global.node(s.global).name).value());
+  if (context.save_graphs) save_graphs(*sp, context.save_graphs_path);
   return sp;
 }
 

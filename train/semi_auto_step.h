@@ -9,7 +9,8 @@
 // only this rank's block, generated from the initializer (Parameter::shard). Autodiff appends
 // the backward, and each parameter's gradient is summed over the ranks that hold the same
 // block (MindSpore's mirror AllReduce). With the context's strategy_ckpt_save_file, rank 0
-// writes every op's strategy there.
+// writes every op's strategy there; with its save_graphs, each rank writes its parallel IR
+// (train/save_graphs.h) once the program is built.
 //
 // Why the sum over every replica, repeat axis included, is right: each rank's local graph
 // computes the whole (replicated) loss, and its backward is the exact adjoint of its forward —

@@ -145,6 +145,34 @@ TEST(IrDump, TheFunctionalLoopDumpsItsProgram) {
   fs::remove_all(root);
 }
 
+// MindSpore's set_context(save_graphs=True, save_graphs_path=...): the context alone makes every
+// rank's step write its dump when its program is built.
+TEST(IrDump, TheContextsSaveGraphsWritesTheDumpWithoutACallback) {
+  const std::string root = (fs::temp_directory_path() / fmt::format("sf_ir_dump_context_{}", ::getpid())).string();
+  fs::remove_all(root);
+  traintest::ParallelContextGuard ctx(
+      {.parallel_mode = ParallelMode::kSemiAutoParallel, .save_graphs = true, .save_graphs_path = root});
+  traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int) {
+    set_seed(kSeed);
+    Seed002Net net;
+    net.matmul.shard({{2, 4}, {4, 1}});
+    Model model(net, std::make_shared<nn::MSELoss>(), std::make_shared<nn::SGD>(net.trainable_params(), 0.1f));
+    model.train(1, data_for(NetKind::kSeed002));
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const std::string group = rank < 4 ? "0-1-2-3" : "4-5-6-7";
+    EXPECT_THAT(read(root, rank, "execute.ir"), HasSubstr("group='" + group + "'"));
+    EXPECT_TRUE(fs::exists(root + "/rank_" + std::to_string(rank) + "/step_parallel_begin.dot")) << rank;
+  }
+  fs::remove_all(root);
+  try {
+    set_auto_parallel_context({.save_graphs = true, .save_graphs_path = ""});
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("save_graphs needs a save_graphs_path"));
+  }
+}
+
 TEST(IrDump, LayoutStrategiesPrintAsWritten) {
   const Layout layout({2, 2, 2}, {"dp", "sp", "mp"});
   EXPECT_EQ(strategy_tuple_str({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")}),
