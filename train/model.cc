@@ -2,6 +2,7 @@
 
 #include "comm/rank_context.h"
 #include "core/error.h"
+#include "train/gather_parameters.h"
 #include "train/sgd_in_graph.h"
 
 namespace sf {
@@ -124,13 +125,31 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   for (auto& cb : callbacks) cb->on_train_end(ctx);
 }
 
+namespace {
+// Semi-auto / auto parallel: the network's parameters as one device holds them, from the ranks'
+// blocks — new Parameters of the same names (the forward binds by name) holding the whole
+// values. Gathering and running the whole network is the simplest exact way: replicas of a
+// block are equal, so every rank evaluates exactly what one device would; the price is that
+// each rank holds every parameter while it evaluates.
+ParameterList whole_parameters(const ParameterList& params) {
+  const std::vector<Tensor> whole = gather_parameters(params);
+  ParameterList out;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Parameter p(params[i].shape(), "zeros");
+    p.finalize(params[i].name(), get_seed());
+    p.value() = whole[i];
+    out.push_back(p);
+  }
+  return out;
+}
+}  // namespace
+
 double Model::eval_accuracy(const dataset::Dataset& eval_set) {
   SF_ENFORCE(eval_set.batch_size() > 0, InvalidArgument, "Model::eval_accuracy: the dataset is not batched");
-  SF_ENFORCE(!semi_, InvalidArgument, "Model::eval_accuracy: not supported in semi_auto_parallel mode yet");
-  if (!forward_fn_)
-    forward_fn_ = std::make_unique<ForwardFunction>(
-        [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); }, optimizer_->parameters(),
-        opts_);
+  auto forward = [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); };
+  // The parameters change with training, so the sharded case gathers (and builds) anew each call.
+  if (semi_) forward_fn_ = std::make_unique<ForwardFunction>(forward, whole_parameters(net_.trainable_params()), opts_);
+  if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, optimizer_->parameters(), opts_);
   int64_t correct = 0, total = 0;
   dataset::BatchIterator it = eval_set.iterator(0);
   while (const std::vector<Tensor>* batch = it.next()) {

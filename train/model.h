@@ -13,7 +13,9 @@
 // In semi-auto parallel mode each rank runs its part of the sharded network
 // (train/semi_auto_step.h): every rank reads the whole dataset and is fed its block of each
 // batch, holds only its blocks of the parameters, and reports the global loss; the optimizer
-// steps on the fetched gradient blocks.
+// steps on the fetched gradient blocks. eval_accuracy there gathers the parameter blocks
+// (train/gather_parameters.h) and evaluates the whole network on every rank, which then all
+// report the accuracy one device would with the same parameters.
 //
 //   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
 //   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
@@ -47,7 +49,8 @@ class Model {
       : Model(net, std::make_shared<Loss>(std::move(loss)), std::make_shared<Opt>(std::move(optimizer)), opts) {}
 
   void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks = {});
-  // Fraction of rows whose argmax of the network output equals the label.
+  // Fraction of rows whose argmax of the network output equals the label. In semi-auto and
+  // auto parallel mode a collective: every rank calls it, on its thread, with the same data.
   double eval_accuracy(const dataset::Dataset& eval_set);
 
   nn::Optimizer& optimizer() { return *optimizer_; }
