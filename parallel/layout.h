@@ -28,6 +28,8 @@ class DimAxes {
   DimAxes(const char* name) : names_{name} {}  // NOLINT: implicit, as in layout("mp", "None")
   DimAxes(std::string name) : names_{std::move(name)} {}  // NOLINT
   DimAxes(std::initializer_list<std::string> names) : names_(names) {}
+  // Names known only at run time (a strategy file's list); first major, as the braced list.
+  explicit DimAxes(std::vector<std::string> names) : names_(std::move(names)) {}
   const std::vector<std::string>& names() const { return names_; }
 
  private:

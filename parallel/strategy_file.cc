@@ -43,19 +43,6 @@ std::vector<int64_t> positive_ints(const json& j, const Where& at, const char* w
   return out;
 }
 
-// DimAxes takes several names only as a braced list; spelled out up to 6 axes per dim.
-DimAxes several(const std::vector<std::string>& n, const Where& at, size_t dim) {
-  switch (n.size()) {
-    case 1: return DimAxes(n[0]);
-    case 2: return {n[0], n[1]};
-    case 3: return {n[0], n[1], n[2]};
-    case 4: return {n[0], n[1], n[2], n[3]};
-    case 5: return {n[0], n[1], n[2], n[3], n[4]};
-    case 6: return {n[0], n[1], n[2], n[3], n[4], n[5]};
-  }
-  SF_THROW(InvalidArgument, "{}: tensor_map dim {} names {} axes, at most 6 are supported", at.str(), dim, n.size());
-}
-
 DimAxes dim_axes(const json& j, const Where& at, size_t dim) {
   if (j.is_string()) return DimAxes(j.get<std::string>());
   SF_ENFORCE(j.is_array() && !j.empty(), InvalidArgument,
@@ -67,7 +54,7 @@ DimAxes dim_axes(const json& j, const Where& at, size_t dim) {
                j.dump());
     names.push_back(n.get<std::string>());
   }
-  return several(names, at, dim);
+  return DimAxes(std::move(names));
 }
 
 TensorStrategy tensor_strategy(const json& j, const Where& at) {

@@ -55,6 +55,14 @@ TEST(Layout, NoneAndSlicesOfAWiderTensor) {
   EXPECT_THAT(w.replicated_axes(), ElementsAre(2));
 }
 
+TEST(Layout, NamesKnownAtRunTimeEqualTheBracedList) {
+  const Layout layout({2, 2, 2, 2, 2, 2, 2}, {"a", "b", "c", "d", "e", "f", "g"});
+  EXPECT_EQ(layout(DimAxes(std::vector<std::string>{"b", "a"}), "None"), layout({"b", "a"}, "None"));
+  // Seven axes on one dim: the braced list's length was never the limit.
+  EXPECT_EQ(layout(DimAxes(std::vector<std::string>{"a", "b", "c", "d", "e", "f", "g"})),
+            layout({"a", "b", "c", "d", "e", "f", "g"}));
+}
+
 TEST(Layout, ReplicaGroupsAndGroupsAlongAxes) {
   const TensorLayout x = kMesh("dp", "None");
   // Replicated along sp and mp: the ranks with the same dp.
