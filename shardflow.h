@@ -16,6 +16,8 @@
 #include "parallel/context.h"
 #include "parallel/layout.h"
 #include "parallel/strategy_file.h"
+#include "pipeline/action.h"
+#include "pipeline/schedule.h"
 #include "train/callback.h"
 #include "train/checkpoint.h"
 #include "train/gather_parameters.h"
