@@ -10,8 +10,7 @@
 namespace sf::pipeline {
 namespace {
 
-constexpr std::array<std::string_view, kActionKinds> kNames = {"F",      "B",      "W",     "SEND_F",
-                                                               "RECV_F", "SEND_B", "RECV_B"};
+constexpr std::array<std::string_view, kActionKinds> kNames = {"F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
 
 // Reads a non-negative decimal at the front of `text`, advancing it; -1 if there is none.
 int take_number(std::string_view& text) {
@@ -33,7 +32,10 @@ std::string_view kind_name(ActionKind kind) { return kNames[static_cast<size_t>(
 std::string to_string(const Action& action) {
   std::string text(kind_name(action.kind));
   text += std::to_string(action.micro_batch);
-  if (action.chunk != 0) text += "." + std::to_string(action.chunk);
+  if (action.chunk != 0) {
+    text += '.';
+    text += std::to_string(action.chunk);
+  }
   return text;
 }
 

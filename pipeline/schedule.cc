@@ -78,10 +78,14 @@ std::vector<Action> zero_bubble_h1(int p, int m, int s) {
 
 std::string_view schedule_name(ScheduleKind kind) {
   switch (kind) {
-    case ScheduleKind::kGPipe: return "gpipe";
-    case ScheduleKind::kOneFOneB: return "1f1b";
-    case ScheduleKind::kInterleaved1F1B: return "interleaved_1f1b";
-    case ScheduleKind::kZeroBubbleH1: return "zb_h1";
+    case ScheduleKind::kGPipe:
+      return "gpipe";
+    case ScheduleKind::kOneFOneB:
+      return "1f1b";
+    case ScheduleKind::kInterleaved1F1B:
+      return "interleaved_1f1b";
+    case ScheduleKind::kZeroBubbleH1:
+      return "zb_h1";
   }
   return "?";
 }
@@ -105,12 +109,18 @@ Schedule make_schedule(ScheduleKind kind, int stages, int micro_batches, int chu
   Schedule schedule{std::string(name), stages, micro_batches, chunks, {}};
   for (int s = 0; s < stages; ++s) {
     switch (kind) {
-      case ScheduleKind::kGPipe: schedule.actions.push_back(gpipe(micro_batches)); break;
-      case ScheduleKind::kOneFOneB: schedule.actions.push_back(one_f_one_b(stages, micro_batches, s)); break;
+      case ScheduleKind::kGPipe:
+        schedule.actions.push_back(gpipe(micro_batches));
+        break;
+      case ScheduleKind::kOneFOneB:
+        schedule.actions.push_back(one_f_one_b(stages, micro_batches, s));
+        break;
       case ScheduleKind::kInterleaved1F1B:
         schedule.actions.push_back(interleaved(stages, micro_batches, chunks, s));
         break;
-      case ScheduleKind::kZeroBubbleH1: schedule.actions.push_back(zero_bubble_h1(stages, micro_batches, s)); break;
+      case ScheduleKind::kZeroBubbleH1:
+        schedule.actions.push_back(zero_bubble_h1(stages, micro_batches, s));
+        break;
     }
   }
   return schedule;

@@ -17,14 +17,14 @@
 namespace sf::pipeline {
 
 enum class ScheduleKind {
-  kGPipe,             // every forward, then every backward (Huang et al. 2019)
-  kOneFOneB,          // 1F1B: p-s-1 warm-up forwards, steady F/B pairs, cool-down (PipeDream-Flush)
-  kInterleaved1F1B,   // 1F1B over v model chunks per rank in Megatron-LM's order (Narayanan et al. 2021)
-  kZeroBubbleH1,      // ZB-H1: B split into B (input grad) and W (weight grad) (Qi et al. 2023)
+  kGPipe,            // every forward, then every backward (Huang et al. 2019)
+  kOneFOneB,         // 1F1B: p-s-1 warm-up forwards, steady F/B pairs, cool-down (PipeDream-Flush)
+  kInterleaved1F1B,  // 1F1B over v model chunks per rank in Megatron-LM's order (Narayanan et al. 2021)
+  kZeroBubbleH1,     // ZB-H1: B split into B (input grad) and W (weight grad) (Qi et al. 2023)
 };
 
 struct Schedule {
-  std::string name;  // "gpipe", "1f1b", "interleaved_1f1b", "zb_h1"; empty when parsed from text
+  std::string name;       // "gpipe", "1f1b", "interleaved_1f1b", "zb_h1"; empty when parsed from text
   int stages = 0;         // p
   int micro_batches = 0;  // m
   int chunks = 1;         // v, model chunks (virtual stages) per rank
