@@ -18,6 +18,7 @@
 #include "parallel/strategy_file.h"
 #include "pipeline/action.h"
 #include "pipeline/schedule.h"
+#include "pipeline/simulator.h"
 #include "train/callback.h"
 #include "train/checkpoint.h"
 #include "train/gather_parameters.h"
