@@ -64,13 +64,10 @@ void dry_run(const Options& o) {
   std::cout << plan.str(o.explain);
 }
 
-// What the search decided, from the program the first step built: --explain's printout and
-// --save-strategy-file's file (written by rank 0; every rank found the same).
+// What the search decided, from the program the first step built: --explain's printout. (The
+// --save-strategy-file file is the context's strategy_ckpt_save_file, written by rank 0.)
 void report_search(const Options& o, sf::Model& model) {
-  const sf::SemiAutoProgram& program = *model.semi_auto_program();
-  if (o.explain) std::cout << program.search.explain() << std::endl;
-  if (!o.save_strategy_file.empty())
-    sf::save_strategy_file(o.save_strategy_file, sf::strategies_of(program.global, program.sharding));
+  if (o.explain) std::cout << model.semi_auto_program()->search.explain() << std::endl;
 }
 
 }  // namespace
@@ -93,7 +90,8 @@ int main(int argc, char** argv) {
     // Parallel mode is fully automatic parallelism, the strategy search is strategy propagation.
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kAutoParallel,
                                    .search_mode = "sharding_propagation",
-                                   .dataset_strategy = "data_parallel"});
+                                   .dataset_strategy = "data_parallel",
+                                   .strategy_ckpt_save_file = o.save_strategy_file});
     sf::set_seed(1);
     if (o.dry_run > 0) {
       dry_run(o);

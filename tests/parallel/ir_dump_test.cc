@@ -27,11 +27,17 @@ namespace fs = std::filesystem;
 
 constexpr int kRanks = 8;
 
-// Trains seed 002's network for its 20 steps on 8 ranks with SaveGraphs; returns the dump's root.
-std::string dump_seed002(const std::string& name) {
-  // The pid keeps concurrent runs of this suite (other build trees) apart.
+// An empty directory for one test's dump; the pid keeps concurrent runs of this suite (other
+// build trees) apart.
+std::string fresh_root(const std::string& name) {
   const std::string root = (fs::temp_directory_path() / fmt::format("sf_ir_dump_{}_{}", name, ::getpid())).string();
   fs::remove_all(root);
+  return root;
+}
+
+// Trains seed 002's network for its 20 steps on 8 ranks with SaveGraphs; returns the dump's root.
+std::string dump_seed002(const std::string& name) {
+  const std::string root = fresh_root(name);
   traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
   traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int) {
     set_seed(kSeed);
@@ -116,8 +122,7 @@ TEST(IrDump, Seed002ShowsTheAllReduceOverItsGroupOnEveryRank) {
 // Seed 001's loop: value_and_grad of the network, then the optimizer; the GradFunction's
 // program gives the same dump as Model::train's.
 TEST(IrDump, TheFunctionalLoopDumpsItsProgram) {
-  const std::string root = (fs::temp_directory_path() / fmt::format("sf_ir_dump_functional_{}", ::getpid())).string();
-  fs::remove_all(root);
+  const std::string root = fresh_root("functional");
   traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
   traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int) {
     set_seed(kSeed);
@@ -148,8 +153,7 @@ TEST(IrDump, TheFunctionalLoopDumpsItsProgram) {
 // MindSpore's set_context(save_graphs=True, save_graphs_path=...): the context alone makes every
 // rank's step write its dump when its program is built.
 TEST(IrDump, TheContextsSaveGraphsWritesTheDumpWithoutACallback) {
-  const std::string root = (fs::temp_directory_path() / fmt::format("sf_ir_dump_context_{}", ::getpid())).string();
-  fs::remove_all(root);
+  const std::string root = fresh_root("context");
   traintest::ParallelContextGuard ctx(
       {.parallel_mode = ParallelMode::kSemiAutoParallel, .save_graphs = true, .save_graphs_path = root});
   traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int) {
