@@ -1,25 +1,16 @@
 #include "core/tensor.h"
 
-#include "core/storage_cache.h"
-
 #include <cstdlib>
 #include <cstring>
 
 namespace sf {
 
-Tensor::Storage::Storage(size_t n, bool zeroed) : size(n) {
-  const detail::Block b = detail::StorageCache::global().acquire(n);
-  bytes = b.bytes;
-  capacity = b.capacity;
-  base = b.base;
-  mapped = b.mapped;
+Tensor::Storage::Storage(size_t n, bool zeroed) : block(detail::StorageCache::global().acquire(n)), size(n) {
   // A fresh mapping is already zero; everything else may hold old bytes.
-  if (zeroed && !(b.fresh && b.mapped)) std::memset(bytes, 0, n);
+  if (zeroed && !(block.fresh && block.mapped)) std::memset(block.bytes, 0, n);
 }
 
-Tensor::Storage::~Storage() {
-  detail::StorageCache::global().release({.base = base, .bytes = bytes, .capacity = capacity, .mapped = mapped});
-}
+Tensor::Storage::~Storage() { detail::StorageCache::global().release(block); }
 
 Tensor::Tensor(Shape shape, DType dtype) : Tensor(std::move(shape), dtype, true) {}
 

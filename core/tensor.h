@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/shape.h"
+#include "core/storage_cache.h"
 
 namespace sf {
 
@@ -57,8 +58,8 @@ class Tensor {
   const float* f32() const { return data<float>(); }
   int32_t* i32() { return data<int32_t>(); }
   const int32_t* i32() const { return data<int32_t>(); }
-  void* raw() { return storage_ ? storage_->bytes + offset_ * dtype_size(dtype_) : nullptr; }
-  const void* raw() const { return storage_ ? storage_->bytes + offset_ * dtype_size(dtype_) : nullptr; }
+  void* raw() { return storage_ ? storage_->block.bytes + offset_ * dtype_size(dtype_) : nullptr; }
+  const void* raw() const { return storage_ ? storage_->block.bytes + offset_ * dtype_size(dtype_) : nullptr; }
 
   // Same elements, new shape with the same number of elements (one dim may be -1).
   Tensor view(Shape shape) const;
@@ -87,11 +88,8 @@ class Tensor {
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
-    std::byte* bytes;
+    detail::Block block;  // block.bytes is where the elements start
     size_t size;
-    size_t capacity;
-    std::byte* base;
-    size_t mapped;
   };
   Tensor(Shape shape, DType dtype, bool zeroed);
   void check_dtype(DType want) const;
