@@ -58,6 +58,33 @@ Value GraphBuilder::reduce_mean(Value x, const std::vector<int64_t>& axis, bool 
   return op("ReduceMean", {x}, {{"axis", axis}, {"keep_dims", int64_t{keep_dims}}});
 }
 
+Value GraphBuilder::conv2d(Value x, Value w, int64_t stride, int64_t pad) {
+  return op("Conv2D", {x, w}, {{"stride", stride}, {"pad", pad}});
+}
+
+Value GraphBuilder::batch_norm(Value x, Value gamma, Value beta, Value mean, Value var, bool training, float eps,
+                               float momentum) {
+  return op("BatchNorm", {x, gamma, beta, mean, var},
+            {{"training", int64_t{training}}, {"epsilon", double{eps}}, {"momentum", double{momentum}}});
+}
+
+std::vector<Value> GraphBuilder::batch_norm_update(Value x, Value mean, Value var, float momentum) {
+  auto update = [&](Value moving, const char* which) {
+    return op("BatchNormUpdateMoving", {moving, x}, {{"which", std::string(which)}, {"momentum", double{momentum}}});
+  };
+  return {update(mean, "mean"), update(var, "variance")};
+}
+
+Value GraphBuilder::max_pool(Value x, int64_t kernel, int64_t stride, int64_t pad) {
+  return op("MaxPool", {x}, {{"kernel", kernel}, {"stride", stride}, {"pad", pad}});
+}
+
+Value GraphBuilder::avg_pool(Value x, int64_t kernel, int64_t stride, int64_t pad) {
+  return op("AvgPool", {x}, {{"kernel", kernel}, {"stride", stride}, {"pad", pad}});
+}
+
+Value GraphBuilder::global_avg_pool(Value x) { return reduce_mean(x, {2, 3}, false); }
+
 Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels) {
   return op("SoftmaxCrossEntropy", {logits, labels});
 }

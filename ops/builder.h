@@ -50,6 +50,23 @@ class GraphBuilder {
   Value concat(const std::vector<Value>& xs, int64_t axis = 0);
   Value reduce_sum(Value x, const std::vector<int64_t>& axis = {}, bool keep_dims = false);
   Value reduce_mean(Value x, const std::vector<int64_t>& axis = {}, bool keep_dims = false);
+  // NCHW convolution (ops/kernels/conv2d.cc): x (N,C,H,W), w (O,C,KH,KW), the same pad on
+  // every side.
+  Value conv2d(Value x, Value w, int64_t stride = 1, int64_t pad = 0);
+  // Batch normalisation over dim 1 (ops/kernels/batch_norm.cc): with the batch's statistics
+  // when training, else with mean and var. It never updates mean and var: add
+  // batch_norm_update for that.
+  Value batch_norm(Value x, Value gamma, Value beta, Value mean, Value var, bool training, float eps = 1e-5f,
+                   float momentum = 0.9f);
+  // The two in-place BatchNormUpdateMoving nodes, {mean update, variance update}, that fold
+  // x's batch statistics into the moving mean and var (Parameters). Nothing may read them:
+  // a training program runs them because their op updates in place (OpDef::inplace_input).
+  std::vector<Value> batch_norm_update(Value x, Value mean, Value var, float momentum = 0.9f);
+  // Square-window pooling (ops/kernels/pool.cc); AvgPool divides by kernel^2, padding included.
+  Value max_pool(Value x, int64_t kernel, int64_t stride, int64_t pad = 0);
+  Value avg_pool(Value x, int64_t kernel, int64_t stride, int64_t pad = 0);
+  // (N,C,H,W) -> (N,C): the mean over H and W (ReduceMean over axes 2 and 3).
+  Value global_avg_pool(Value x);
   // Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids.
   Value softmax_cross_entropy(Value logits, Value labels);
   // Mean of (pred - target)^2 over all elements.

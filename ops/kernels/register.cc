@@ -19,6 +19,9 @@ void register_builtin_ops(OpRegistry& r) {
   register_collective_ops(r);
   register_neighbor_exchange_ops(r);
   register_send_receive_ops(r);
+  register_conv2d_ops(r);
+  register_batch_norm_ops(r);
+  register_pool_ops(r);
 }
 
 }  // namespace sf

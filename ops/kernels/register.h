@@ -26,5 +26,9 @@ void register_real_div_ops(OpRegistry& r);     // RealDiv
 void register_collective_ops(OpRegistry& r);
 void register_neighbor_exchange_ops(OpRegistry& r);  // NeighborExchange, NeighborExchangeV2(+Grad)
 void register_send_receive_ops(OpRegistry& r);       // Send, Receive
+void register_conv2d_ops(OpRegistry& r);      // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter
+// BatchNorm, BatchNormGrad, BatchNormGammaGrad, BatchNormUpdateMoving
+void register_batch_norm_ops(OpRegistry& r);
+void register_pool_ops(OpRegistry& r);        // MaxPool(+Grad), AvgPool(+Grad)
 
 }  // namespace sf
