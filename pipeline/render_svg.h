@@ -1,0 +1,42 @@
+// A pipeline timeline (pipeline/timeline.h) drawn as an SVG picture: one row per stage, one
+// block per F, B or W at its start and finish, coloured by kind (F blue, B green, W orange; a
+// lighter shade for each later model chunk) and labelled with its micro-batch (and .chunk
+// when the schedule has chunks). Sends and receives are thin ticks at the foot of the row,
+// not blocks. Idle time is the light lane showing between blocks. A title states the
+// schedule, p, m, v and the source, the bubble fraction and the peak stash of every stage
+// (pipeline/timeline_stats.h); each row ends with its own idle share and stash; a time axis
+// runs along the bottom.
+//
+// Every compute block is a <rect class="blk K"> (K = F, B or W) holding a <title> tooltip with
+// the stage, action, start and finish; nothing else in the picture has the class blk, so a
+// test or a script can count blocks. Sends and receives are <line class="xfer ...">.
+//
+// Threading: pure functions.
+#pragma once
+
+#include <string>
+
+#include "pipeline/timeline.h"
+
+namespace sf::pipeline {
+
+struct SvgOptions {
+  int width = 1200;       // the whole picture, in px; the time axis gets what the labels leave
+  int row_height = 34;    // one stage's row, in px
+  bool standalone = true; // an .svg file (XML declaration, xmlns); false to inline it in HTML
+};
+
+// The picture as SVG text.
+std::string render_svg(const Timeline& timeline, const SvgOptions& options = {});
+
+// The fill of a block of `kind` on `chunk` of `chunks`, "#rrggbb"; the HTML legend uses it too.
+// Sends and receives get the tick colour.
+std::string action_colour(ActionKind kind, int chunk = 0, int chunks = 1);
+
+// The colour of the idle lane behind the blocks, "#rrggbb".
+std::string idle_colour();
+
+// `text` with &, <, >, " and ' written as XML entities.
+std::string xml_escape(std::string_view text);
+
+}  // namespace sf::pipeline
