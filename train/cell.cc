@@ -1,14 +1,21 @@
 #include "train/cell.h"
 
+#include <algorithm>
+#include <functional>
+
 #include "core/error.h"
+#include "train/pipeline_stages.h"
 
 namespace sf::nn {
 
 Value Cell::operator()(GraphBuilder& b, Value x) {
   if (!finalized_) finalize("", get_seed());
+  const int first = b.graph().size();
   if (!scope_.empty()) b.push_scope(scope_);
+  if (pipeline_stage_ >= 0) pipeline_stage_entered(scope_, pipeline_stage_);
   Value y = construct(b, x);
   if (!scope_.empty()) b.pop_scope();
+  if (pipeline_stage_ >= 0) pipeline_stage_ops(first, b.graph().size(), pipeline_stage_);
   return y;
 }
 
@@ -24,6 +31,23 @@ ParameterList Cell::trainable_params() {
   for (auto& [name, p] : params_) out.push_back(p);
   for (auto& [name, c] : children_)
     for (auto& p : c->trainable_params()) out.push_back(p);
+  return out;
+}
+
+ParameterList Cell::params_of_stages(const std::vector<int>& stages) {
+  if (!finalized_) finalize("", get_seed());
+  ParameterList out;
+  auto on = [&](int s) { return std::find(stages.begin(), stages.end(), s) != stages.end(); };
+  // Walks the tree with each cell's effective stage (its own, else its caller's).
+  std::function<void(Cell&, int)> walk = [&](Cell& c, int inherited) {
+    const int stage = c.pipeline_stage_ >= 0 ? c.pipeline_stage_ : inherited;
+    for (auto& [name, p] : c.params_) {
+      const auto& extra = p.pipeline_stages();
+      if (on(std::max(stage, 0)) || std::any_of(extra.begin(), extra.end(), on)) out.push_back(p);
+    }
+    for (auto& [name, child] : c.children_) walk(*child, stage);
+  };
+  walk(*this, -1);
   return out;
 }
 

@@ -44,6 +44,16 @@ class Cell {
   // without a Primitive; the same table a strategy file fills.
   void shard(const std::string& op_name, OpStrategy strategy) { strategies_[op_name] = std::move(strategy); }
 
+  // Pipeline parallel (seed 003, docs/pipeline.md): the stage this cell's ops run on; -1, the
+  // default, runs them on the stage of the cell that calls it. Stages must not decrease in
+  // execution order (checked when a PipelineCell builds its graph).
+  void set_pipeline_stage(int stage) { pipeline_stage_ = stage; }
+  int pipeline_stage() const { return pipeline_stage_; }
+  // The parameters the stages in `stages` read: those of cells on them and those added to one
+  // of them with Parameter::add_pipeline_stage (MindSpore's infer_param_pipeline_stage() with
+  // the calling rank's stages: train/pipeline_cell.h).
+  ParameterList params_of_stages(const std::vector<int>& stages);
+
   const std::string& scope_name() const { return scope_; }
   void set_scope_name(std::string s) { scope_ = std::move(s); }
 
@@ -66,6 +76,7 @@ class Cell {
   std::deque<Primitive> primitives_;
   StrategyTable strategies_;
   bool finalized_ = false;
+  int pipeline_stage_ = -1;
 };
 
 using CellPtr = std::shared_ptr<Cell>;

@@ -1,5 +1,6 @@
 #include "train/parameter.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include <fmt/format.h>
@@ -21,6 +22,12 @@ Parameter::Parameter(Shape shape, std::string init) : data_(std::make_shared<Dat
   data_->value = Tensor(std::move(shape));
   data_->init = std::move(init);
   check_initializer(data_->init);
+}
+
+void Parameter::add_pipeline_stage(int stage) {
+  SF_ENFORCE(stage >= 0, InvalidArgument, "Parameter '{}': add_pipeline_stage({}): a stage is >= 0", data_->name, stage);
+  if (std::find(data_->pipeline_stages.begin(), data_->pipeline_stages.end(), stage) == data_->pipeline_stages.end())
+    data_->pipeline_stages.push_back(stage);
 }
 
 void Parameter::finalize(const std::string& full_name, uint64_t seed) {

@@ -40,6 +40,12 @@ class Parameter {
   const std::vector<int64_t>& offset() const { return data_->offset; }
   bool operator==(const Parameter& o) const { return data_ == o.data_; }
 
+  // Pipeline parallel: a parameter read by cells on several stages is added to each extra
+  // stage (MindSpore's add_pipeline_stage), so that infer_param_pipeline_stage() gives it to
+  // those stages' optimizers; its gradient is then summed over the stages.
+  void add_pipeline_stage(int stage);
+  const std::vector<int>& pipeline_stages() const { return data_->pipeline_stages; }
+
  private:
   struct Data {
     std::string name;
@@ -50,6 +56,7 @@ class Parameter {
     uint64_t seed = 0;
     bool sharded = false;
     std::vector<int64_t> offset;  // of the block held, when sharded
+    std::vector<int> pipeline_stages;  // added with add_pipeline_stage
   };
   std::shared_ptr<Data> data_;
 };
