@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   procps iproute2
+  chromium fonts-dejavu-core  # sfviz's HTML test renders the page in headless Chromium
 )
 
 missing=()
