@@ -21,7 +21,8 @@ h2 { font-size: 16px; margin: 24px 0 6px 0; }
   margin-right: 5px; border: 1px solid #c8ccd2; }
 .legend span.tick { display: inline-block; width: 2px; height: 14px; vertical-align: -2px;
   margin: 0 6px 0 6px; }
-svg { max-width: 100%; height: auto; display: block; }
+div.picture { overflow-x: auto; }
+svg { display: block; }
 rect.blk:hover { stroke: #000000; stroke-width: 2; }
 table.stats { border-collapse: collapse; font-size: 13px; margin: 6px 0 0 70px; }
 table.stats th, table.stats td { border: 1px solid #d0d4da; padding: 3px 10px; text-align: right; }
@@ -83,7 +84,7 @@ std::string legend(const std::vector<Timeline>& timelines) {
 
 std::string stats_table(const Timeline& t) {
   const TimelineStats stats = timeline_stats(t);
-  const std::string unit = t.unit == "unit" ? "units" : t.unit;
+  const std::string unit = t.unit == "unit" ? "units" : t.unit == "us" ? "\xc2\xb5s" : t.unit;
   std::string html = "<table class=\"stats\">\n";
   html += fmt::format(
       "<tr><th>stage</th><th>F/B/W actions</th><th>busy ({0})</th><th>idle ({0})</th><th>bubble fraction</th>"
@@ -129,7 +130,7 @@ std::string render_html(const std::vector<Timeline>& timelines, const HtmlOption
   html += legend(timelines);
   for (const Timeline& t : timelines) {
     html += fmt::format("<section class=\"{}\">\n<h2>{}</h2>\n", xml_escape(t.source), xml_escape(heading_of(t)));
-    html += render_svg(t, svg);
+    html += "<div class=\"picture\">\n" + render_svg(t, svg) + "</div>\n";
     html += stats_table(t);
     html += "</section>\n";
   }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -85,6 +86,35 @@ std::string stash_list(const TimelineStats& stats) {
   return list;
 }
 
+std::string label_of(const Timeline& t, const Action& a) {
+  return t.chunks > 1 ? fmt::format("{}.{}", a.micro_batch, a.chunk) : fmt::format("{}", a.micro_batch);
+}
+
+// Wide enough for a 12 px label on a block of the typical duration of the quickest kind (the
+// smallest of the F, B and W medians), within limits.
+int auto_width(const Timeline& t, const TimelineStats& stats) {
+  constexpr int kMin = 1200, kMax = 4000;
+  std::vector<double> durations[kActionKinds];
+  size_t label = 1;
+  for (const auto& stage : t.spans) {
+    for (const Span& s : stage) {
+      if (!is_compute(s.action.kind)) continue;
+      durations[static_cast<int>(s.action.kind)].push_back(s.finish - s.start);
+      label = std::max(label, label_of(t, s.action).size());
+    }
+  }
+  double typical = -1;
+  for (auto& d : durations) {
+    if (d.empty()) continue;
+    std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+    typical = typical < 0 ? d[d.size() / 2] : std::min(typical, d[d.size() / 2]);
+  }
+  if (typical < 0 || stats.makespan <= 0) return kMin;
+  if (typical == 0) return kMax;
+  const double need = stats.makespan / typical * (text_width(std::string(label, '0'), 12) + 6) + kLeft + kRight;
+  return static_cast<int>(std::clamp(need, double(kMin), double(kMax)));
+}
+
 }  // namespace
 
 std::string action_colour(ActionKind kind, int chunk, int chunks) {
@@ -114,7 +144,7 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
   const TimelineStats stats = timeline_stats(t);
   const int p = static_cast<int>(t.spans.size());
   const int row_h = std::max(o.row_height, 14);
-  const int plot_w = std::max(o.width - kLeft - kRight, 100);
+  const int plot_w = std::max((o.width > 0 ? o.width : auto_width(t, stats)) - kLeft - kRight, 100);
   const int width = kLeft + plot_w + kRight;
   const int rows_h = p * (row_h + kRowGap) - (p > 0 ? kRowGap : 0);
   const int height = kTop + rows_h + kBottom;
@@ -143,7 +173,7 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
       xml_escape(t.source));
   svg += fmt::format(
       "<text class=\"subtitle\" x=\"{}\" y=\"44\" font-size=\"13\" fill=\"#333333\">bubble fraction {:.3f} ({:.1f}% "
-      "idle) \xc2\xb7 makespan {:g} {} \xc2\xb7 peak stashed activations per stage: {}</text>\n",
+      "idle) \xc2\xb7 makespan {:.4g} {} \xc2\xb7 peak stashed activations per stage: {}</text>\n",
       kLeft, stats.bubble_fraction, 100 * stats.bubble_fraction, stats.makespan * axis.scale, xml_escape(axis.name),
       stash_list(stats));
 
@@ -175,8 +205,7 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
           "<rect class=\"blk {}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" "
           "stroke-width=\"1\"><title>{}</title></rect>\n",
           kind_name(span.action.kind), x0, y + 2, w, row_h - 4, hex(fill), xml_escape(tip));
-      const std::string label = t.chunks > 1 ? fmt::format("{}.{}", span.action.micro_batch, span.action.chunk)
-                                             : fmt::format("{}", span.action.micro_batch);
+      const std::string label = label_of(t, span.action);
       for (double font : {12.0, 9.0}) {
         if (text_width(label, font) + 4 > w) continue;
         svg += fmt::format(

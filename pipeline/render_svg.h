@@ -21,7 +21,9 @@
 namespace sf::pipeline {
 
 struct SvgOptions {
-  int width = 1200;       // the whole picture, in px; the time axis gets what the labels leave
+  // The whole picture, in px; the time axis gets what the labels leave. 0: wide enough that a
+  // block of typical duration has room for its label, from 1200 up to 4000 px.
+  int width = 0;
   int row_height = 34;    // one stage's row, in px
   bool standalone = true; // an .svg file (XML declaration, xmlns); false to inline it in HTML
 };

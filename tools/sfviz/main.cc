@@ -82,14 +82,15 @@ void print_stats(const Timeline& t) {
 
 struct Outputs {
   std::string svg, html, trace;
-  int width = 1200;
+  int width = 0;
 };
 
 void add_outputs(CLI::App& app, Outputs& out) {
   app.add_option("--svg", out.svg, "Write the picture as SVG");
   app.add_option("--html", out.html, "Write a self-contained HTML page with the picture(s) and the figures");
   app.add_option("--trace", out.trace, "Write a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev)");
-  app.add_option("--width", out.width, "Picture width in pixels")->check(CLI::Range(300, 20000));
+  app.add_option("--width", out.width, "Picture width in pixels (default: 1200 or more, so labels fit)")
+      ->check(CLI::Range(300, 20000));
 }
 
 // `main` is the timeline the SVG and trace show; the page shows `page` (main last).
