@@ -25,13 +25,32 @@ void Cell::finalize(const std::string& prefix, uint64_t seed) {
   finalized_ = true;
 }
 
-ParameterList Cell::trainable_params() {
+ParameterList Cell::get_parameters() {
   if (!finalized_) finalize("", get_seed());
   ParameterList out;
   for (auto& [name, p] : params_) out.push_back(p);
   for (auto& [name, c] : children_)
-    for (auto& p : c->trainable_params()) out.push_back(p);
+    for (auto& p : c->get_parameters()) out.push_back(p);
   return out;
+}
+
+ParameterList Cell::trainable_params() {
+  ParameterList out;
+  for (Parameter& p : get_parameters())
+    if (p.requires_grad()) out.push_back(p);
+  return out;
+}
+
+ParameterList Cell::untrainable_params() {
+  ParameterList out;
+  for (Parameter& p : get_parameters())
+    if (!p.requires_grad()) out.push_back(p);
+  return out;
+}
+
+void Cell::set_train(bool mode) {
+  training_ = mode;
+  for (auto& [name, c] : children_) c->set_train(mode);
 }
 
 ParameterList Cell::params_of_stages(const std::vector<int>& stages) {
@@ -75,10 +94,11 @@ StrategyTable Cell::strategies() const {
   return table;
 }
 
-Parameter& Cell::register_parameter(const std::string& name, Shape shape, const std::string& init) {
+Parameter& Cell::register_parameter(const std::string& name, Shape shape, const std::string& init,
+                                    bool requires_grad) {
   for (const auto& [n, p] : params_)
     SF_ENFORCE(n != name, InvalidArgument, "cell '{}': parameter '{}' registered twice", scope_, name);
-  params_.emplace_back(name, Parameter(std::move(shape), init));
+  params_.emplace_back(name, Parameter(std::move(shape), init, requires_grad));
   return params_.back().second;
 }
 

@@ -29,8 +29,13 @@ class Cell {
   Value operator()(GraphBuilder& b, Value x);
 
   // Every parameter of this cell and its children, in registration order, named and
-  // initialised (the first call finalizes with the global seed).
+  // initialised (the first call finalizes with the global seed): MindSpore's get_parameters,
+  // what a checkpoint or an evaluation binds.
+  ParameterList get_parameters();
+  // Those of get_parameters() that require a gradient: what an optimizer steps.
   ParameterList trainable_params();
+  // Those that do not (BatchNorm's moving statistics): updated by in-place ops of the graph.
+  ParameterList untrainable_params();
   // Names and initialises the parameters under `prefix` ("" for the root).
   void finalize(const std::string& prefix, uint64_t seed);
 
@@ -54,12 +59,22 @@ class Cell {
   // the calling rank's stages: train/pipeline_cell.h).
   ParameterList params_of_stages(const std::vector<int>& stages);
 
+  // Training or inference behaviour for this cell and its children (MindSpore's set_train;
+  // BatchNorm2d uses the batch's statistics and adds their moving-average updates only when
+  // training). Read when construct() runs: a graph already built keeps the mode it was built
+  // in. Cells start in training mode, as PyTorch's modules do (MindSpore's start in inference
+  // mode and Model sets them).
+  void set_train(bool mode = true);
+  bool training() const { return training_; }
+
   const std::string& scope_name() const { return scope_; }
   void set_scope_name(std::string s) { scope_ = std::move(s); }
 
  protected:
-  // The returned reference stays valid for the cell's lifetime.
-  Parameter& register_parameter(const std::string& name, Shape shape, const std::string& init);
+  // The returned reference stays valid for the cell's lifetime. requires_grad = false
+  // registers a non-trainable parameter (see Parameter).
+  Parameter& register_parameter(const std::string& name, Shape shape, const std::string& init,
+                                bool requires_grad = true);
   // The returned reference stays valid for the cell's lifetime.
   Primitive& register_primitive(const std::string& instance_name, const std::string& op, Attrs attrs = {});
   template <class C>
@@ -76,6 +91,7 @@ class Cell {
   std::deque<Primitive> primitives_;
   StrategyTable strategies_;
   bool finalized_ = false;
+  bool training_ = true;
   int pipeline_stage_ = -1;
 };
 

@@ -17,8 +17,9 @@ std::atomic<uint64_t> g_seed{0};
 void set_seed(uint64_t seed) { g_seed = seed; }
 uint64_t get_seed() { return g_seed; }
 
-Parameter::Parameter(Shape shape, std::string init) : data_(std::make_shared<Data>()) {
+Parameter::Parameter(Shape shape, std::string init, bool requires_grad) : data_(std::make_shared<Data>()) {
   data_->shape = shape;
+  data_->requires_grad = requires_grad;
   data_->value = Tensor(std::move(shape));
   data_->init = std::move(init);
   check_initializer(data_->init);

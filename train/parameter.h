@@ -17,7 +17,10 @@ class Parameter {
   Parameter() = default;
   // `init` names an initializer (train/initializer.h); values are generated when the
   // parameter gets its full name, because the name selects its random stream.
-  Parameter(Shape shape, std::string init);
+  // requires_grad = false makes a non-trainable parameter (MindSpore's requires_grad=False,
+  // e.g. BatchNorm's moving statistics): bound and saved like any other, but neither
+  // differentiated nor stepped (Cell::trainable_params leaves it out).
+  Parameter(Shape shape, std::string init, bool requires_grad = true);
 
   bool defined() const { return data_ != nullptr; }
   const std::string& name() const { return data_->name; }
@@ -27,6 +30,7 @@ class Parameter {
   const Tensor& value() const { return data_->value; }
   const std::string& init() const { return data_->init; }
   bool initialized() const { return data_->initialized; }
+  bool requires_grad() const { return data_->requires_grad; }
 
   // Sets the full name and, the first time, fills the value from (seed, name).
   void finalize(const std::string& full_name, uint64_t seed);
@@ -53,6 +57,7 @@ class Parameter {
     Shape shape;  // full
     Tensor value;
     bool initialized = false;
+    bool requires_grad = true;
     uint64_t seed = 0;
     bool sharded = false;
     std::vector<int64_t> offset;  // of the block held, when sharded
