@@ -25,6 +25,15 @@ void set_auto_parallel_context(const AutoParallelContext& context) {
              context.dataset_strategy);
   SF_ENFORCE(!context.save_graphs || !context.save_graphs_path.empty(), InvalidArgument,
              "set_auto_parallel_context: save_graphs needs a save_graphs_path");
+  SF_ENFORCE(context.pipeline_stages >= 1, InvalidArgument,
+             "set_auto_parallel_context: pipeline_stages must be >= 1, got {}", context.pipeline_stages);
+  SF_ENFORCE(context.pipeline_interleave >= 1, InvalidArgument,
+             "set_auto_parallel_context: pipeline_interleave must be >= 1, got {}", context.pipeline_interleave);
+  SF_ENFORCE(context.pipeline_scheduler == "1f1b" || context.pipeline_scheduler == "gpipe" ||
+                 context.pipeline_scheduler == "interleaved_1f1b" || context.pipeline_scheduler == "zb_h1",
+             InvalidArgument,
+             "set_auto_parallel_context: pipeline_scheduler '{}' is not one of 1f1b, gpipe, interleaved_1f1b, zb_h1",
+             context.pipeline_scheduler);
   std::lock_guard<std::mutex> lock(g_mu);
   g_context = context;
 }

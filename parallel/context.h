@@ -32,6 +32,12 @@
 // save_graphs / save_graphs_path (MindSpore's set_context(save_graphs=True,
 // save_graphs_path=...)): when the semi-auto or auto step is built, each rank writes its parallel
 // IR under <save_graphs_path>/rank_<r>/ (train/save_graphs.h, docs/ir_dump.md), no callback needed.
+// pipeline_stages (MindSpore's pipeline_stages): the number of pipeline stages the devices are
+// split into; 1 (the default) is no pipeline. A PipelineCell (train/pipeline_cell.h) runs its
+// network's stages on devices / pipeline_stages data-parallel replicas each, with the schedule
+// pipeline_scheduler ("1f1b", MindSpore's default, "gpipe", "interleaved_1f1b" or "zb_h1",
+// pipeline/schedule.h) over pipeline_interleave model chunks per device (v; >= 2 only for
+// "interleaved_1f1b", whose cells then number their stages 0 .. stages·v - 1).
 // bucket_bytes is the size at which a gradient bucket closes (MindSpore's comm_fusion
 // "allreduce" size, PyTorch DDP's bucket_cap_mb): gradients are reduced in buckets of about
 // that many bytes, each AllReduced as soon as its last gradient is computed.
@@ -62,6 +68,9 @@ struct AutoParallelContext {
   std::string strategy_ckpt_load_file{};
   bool save_graphs = false;
   std::string save_graphs_path = "saved_graph";
+  int pipeline_stages = 1;
+  std::string pipeline_scheduler = "1f1b";
+  int pipeline_interleave = 1;
 };
 
 // Throws InvalidArgument for a negative bucket_bytes, an unknown search_mode or

@@ -76,6 +76,13 @@ std::vector<Action> zero_bubble_h1(int p, int m, int s) {
 
 }  // namespace
 
+ScheduleKind schedule_kind(std::string_view name) {
+  for (ScheduleKind k : {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
+                         ScheduleKind::kZeroBubbleH1})
+    if (schedule_name(k) == name) return k;
+  throw InvalidArgument(fmt::format("pipeline: unknown schedule '{}' (gpipe, 1f1b, interleaved_1f1b, zb_h1)", name));
+}
+
 std::string_view schedule_name(ScheduleKind kind) {
   switch (kind) {
     case ScheduleKind::kGPipe:

@@ -33,6 +33,8 @@ struct Schedule {
 
 // "gpipe", "1f1b", "interleaved_1f1b" or "zb_h1".
 std::string_view schedule_name(ScheduleKind kind);
+// The kind named so; throws InvalidArgument listing the names for another one.
+ScheduleKind schedule_kind(std::string_view name);
 
 // The schedule of `kind` for p stages, m micro-batches and v chunks per rank. Throws
 // InvalidArgument when p, m or v is below 1, when v != 1 for a schedule without chunks, and

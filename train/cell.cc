@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <functional>
 
+#include "comm/rank_context.h"
 #include "core/error.h"
+#include "parallel/context.h"
 #include "train/pipeline_stages.h"
 
 namespace sf::nn {
@@ -68,6 +70,20 @@ ParameterList Cell::params_of_stages(const std::vector<int>& stages) {
   };
   walk(*this, -1);
   return out;
+}
+
+ParameterList Cell::infer_param_pipeline_stage() {
+  const AutoParallelContext ctx = get_auto_parallel_context();
+  if (ctx.pipeline_stages <= 1) return trainable_params();
+  comm::RankContext* rank = comm::current_rank_or_null();
+  const int devices = rank ? rank->size() : 1;
+  SF_ENFORCE(devices % ctx.pipeline_stages == 0, InvalidArgument,
+             "infer_param_pipeline_stage: pipeline_stages {} does not divide the {} devices", ctx.pipeline_stages,
+             devices);
+  const int stage = (rank ? rank->rank() : 0) / (devices / ctx.pipeline_stages);
+  std::vector<int> stages;
+  for (int c = 0; c < ctx.pipeline_interleave; ++c) stages.push_back(stage + c * ctx.pipeline_stages);
+  return params_of_stages(stages);
 }
 
 Value Cell::param(GraphBuilder& b, Parameter& p) {

@@ -58,6 +58,11 @@ class Cell {
   // of them with Parameter::add_pipeline_stage (MindSpore's infer_param_pipeline_stage() with
   // the calling rank's stages: train/pipeline_cell.h).
   ParameterList params_of_stages(const std::vector<int>& stages);
+  // The parameters of the calling rank's stages (MindSpore's infer_param_pipeline_stage): with
+  // p = pipeline_stages and v = pipeline_interleave from the parallel context, rank r runs
+  // stage s = r / (devices / p) and, interleaved, s + p, ..., s + (v-1)·p. All parameters when
+  // p = 1.
+  ParameterList infer_param_pipeline_stage();
 
   // Training or inference behaviour for this cell and its children (MindSpore's set_train;
   // BatchNorm2d uses the batch's statistics and adds their moving-average updates only when

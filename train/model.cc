@@ -65,6 +65,14 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
   }
 }
 
+Model::Model(nn::PipelineCell& net, std::shared_ptr<nn::Optimizer> optimizer, ExecOptions opts)
+    : Model(net.net_with_loss().network(), net.net_with_loss().loss(), optimizer, opts) {
+  semi_.reset();
+  reduce_.reset();
+  comm::RankContext* rank = comm::current_rank_or_null();
+  pipeline_ = std::make_unique<PipelineStep>(net, optimizer_, get_auto_parallel_context(), rank ? rank->size() : 1);
+}
+
 namespace {
 // Data parallel: each rank must read its own shard, or the ranks would train on the same rows.
 void check_sharding(const dataset::Dataset& ds, int size) {
@@ -82,6 +90,7 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
   if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
+  if (pipeline_) return train_pipeline(epochs, train_set, callbacks);
   const bool in_graph = !semi_ && optimizer_->in_graph_sgd_rate().has_value();
   std::vector<Tensor> grads;
   RunContext ctx;
@@ -125,6 +134,29 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   for (auto& cb : callbacks) cb->on_train_end(ctx);
 }
 
+void Model::train_pipeline(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks) {
+  RunContext ctx;
+  ctx.epochs = epochs;
+  ctx.steps_per_epoch = train_set.get_dataset_size();
+  ctx.optimizer = optimizer_.get();
+  ctx.global_step = optimizer_->global_step();
+  for (auto& cb : callbacks) cb->on_train_begin(ctx);
+  for (int64_t e = 0; e < epochs; ++e) {
+    ctx.epoch = e + 1;
+    ctx.step_in_epoch = 0;
+    for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
+    dataset::BatchIterator it = train_set.iterator(e);
+    while (const std::vector<Tensor>* batch = it.next()) {
+      ctx.loss = pipeline_->step(*batch);
+      ++ctx.step_in_epoch;
+      ctx.global_step = optimizer_->global_step();
+      for (auto& cb : callbacks) cb->on_step_end(ctx);
+    }
+    for (auto& cb : callbacks) cb->on_epoch_end(ctx);
+  }
+  for (auto& cb : callbacks) cb->on_train_end(ctx);
+}
+
 namespace {
 // Semi-auto / auto parallel: the network's parameters as one device holds them, from the ranks'
 // blocks — new Parameters of the same names (the forward binds by name) holding the whole
@@ -149,6 +181,10 @@ double Model::eval_accuracy(const dataset::Dataset& eval_set) {
   auto forward = [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); };
   // The parameters change with training, so the sharded case gathers (and builds) anew each call.
   if (semi_) forward_fn_ = std::make_unique<ForwardFunction>(forward, whole_parameters(net_.trainable_params()), opts_);
+  if (pipeline_) {
+    pipeline_->share_parameters(net_.trainable_params());
+    if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.trainable_params(), opts_);
+  }
   if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, optimizer_->parameters(), opts_);
   int64_t correct = 0, total = 0;
   dataset::BatchIterator it = eval_set.iterator(0);

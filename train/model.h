@@ -32,6 +32,8 @@
 #include "train/grad_reducer.h"
 #include "train/losses.h"
 #include "train/optimizer.h"
+#include "train/pipeline_cell.h"
+#include "train/pipeline_step.h"
 #include "train/semi_auto_step.h"
 #include "train/value_and_grad.h"
 
@@ -48,6 +50,16 @@ class Model {
   Model(nn::Cell& net, Loss loss, Opt optimizer, ExecOptions opts = {})
       : Model(net, std::make_shared<Loss>(std::move(loss)), std::make_shared<Opt>(std::move(optimizer)), opts) {}
 
+  // Pipeline parallel (train/pipeline_cell.h): trains `net`'s network on the stages of the
+  // calling rank with pipeline_stages, pipeline_scheduler and pipeline_interleave from the
+  // parallel context; the optimizer holds this rank's parameters
+  // (net.infer_param_pipeline_stage()). Throws InvalidArgument for a configuration
+  // PipelineStep refuses (train/pipeline_step.h), before any communication.
+  Model(nn::PipelineCell& net, std::shared_ptr<nn::Optimizer> optimizer, ExecOptions opts = {});
+  template <class Opt, class = std::enable_if_t<std::is_base_of_v<nn::Optimizer, Opt>>>
+  Model(nn::PipelineCell& net, Opt optimizer, ExecOptions opts = {})
+      : Model(net, std::make_shared<Opt>(std::move(optimizer)), opts) {}
+
   void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks = {});
   // Fraction of rows whose argmax of the network output equals the label. In semi-auto and
   // auto parallel mode a collective: every rank calls it, on its thread, with the same data.
@@ -58,8 +70,12 @@ class Model {
   Program* train_program() { return semi_ ? &semi_->last()->program : train_step_.last(); }
   // Semi-auto parallel: the last step's global graph, sharding and local graph (else nullptr).
   SemiAutoProgram* semi_auto_program() { return semi_ ? semi_->last() : nullptr; }
+  // Pipeline parallel: the step (else nullptr).
+  PipelineStep* pipeline_step() { return pipeline_.get(); }
 
  private:
+  void train_pipeline(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks);
+
   nn::Cell& net_;
   std::shared_ptr<nn::LossFn> loss_;
   std::shared_ptr<nn::Optimizer> optimizer_;
@@ -69,6 +85,7 @@ class Model {
   ProgramCache train_step_;  // fetches: loss, then gradients or in-graph SGD updates
   std::unique_ptr<SemiAutoStep> semi_;  // semi-auto parallel: used instead of train_step_
   std::unique_ptr<ForwardFunction> forward_fn_;
+  std::unique_ptr<PipelineStep> pipeline_;  // pipeline parallel: used instead of train_step_
 };
 
 }  // namespace sf
