@@ -2,9 +2,9 @@
 // SVG and the figures as a table. Colours come from render_svg.h so the legend matches.
 #include "pipeline/render_html.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "pipeline/timeline_stats.h"
 
@@ -33,7 +33,7 @@ p.note { font-size: 12px; color: #555555; max-width: 900px; }
 
 // The SVG's own title names the schedule; the heading says where the times come from.
 std::string heading_of(const Timeline& t) {
-  const std::string unit = t.unit == "unit" ? "simulator units" : t.unit == "us" ? "\xc2\xb5s" : t.unit;
+  const std::string unit = t.unit == "unit" ? "simulator units" : unit_name(t.unit);
   if (t.source == "planned") return fmt::format("Planned: the simulator's times, in {}", unit);
   if (t.source == "measured") return fmt::format("Measured: the stage actors' clocks, in {}", unit);
   return fmt::format("{}: times in {}", t.source, unit);
@@ -74,8 +74,9 @@ std::string legend(const std::vector<Timeline>& timelines) {
   }
   html += swatch(idle_colour(), "idle");
   if (transfers) {
-    html += fmt::format("<span class=\"item\"><span class=\"tick\" style=\"background:{}\"></span>send / receive</span>\n",
-                        action_colour(ActionKind::kSendActivation));
+    html +=
+        fmt::format("<span class=\"item\"><span class=\"tick\" style=\"background:{}\"></span>send / receive</span>\n",
+                    action_colour(ActionKind::kSendActivation));
   }
   html += fmt::format("<span class=\"item\">labels: micro-batch{}</span>\n", chunks > 1 ? ".chunk" : "");
   html += "</div>\n";
@@ -84,7 +85,7 @@ std::string legend(const std::vector<Timeline>& timelines) {
 
 std::string stats_table(const Timeline& t) {
   const TimelineStats stats = timeline_stats(t);
-  const std::string unit = t.unit == "unit" ? "units" : t.unit == "us" ? "\xc2\xb5s" : t.unit;
+  const std::string unit = unit_name(t.unit);
   std::string html = "<table class=\"stats\">\n";
   html += fmt::format(
       "<tr><th>stage</th><th>F/B/W actions</th><th>busy ({0})</th><th>idle ({0})</th><th>bubble fraction</th>"
@@ -117,8 +118,8 @@ std::string render_html(const std::vector<Timeline>& timelines, const HtmlOption
   std::string title = options.title;
   if (title.empty() && !timelines.empty()) {
     const Timeline& t = timelines.front();
-    title = fmt::format("Pipeline schedule {} (p = {}, m = {}, v = {})",
-                        t.schedule.empty() ? "(parsed)" : t.schedule, t.stages, t.micro_batches, t.chunks);
+    title = fmt::format("Pipeline schedule {} (p = {}, m = {}, v = {})", t.schedule.empty() ? "(parsed)" : t.schedule,
+                        t.stages, t.micro_batches, t.chunks);
   }
   if (title.empty()) title = "Pipeline schedule";
   SvgOptions svg = options.svg;
@@ -137,7 +138,8 @@ std::string render_html(const std::vector<Timeline>& timelines, const HtmlOption
   html +=
       "<p class=\"note\">Each row is a stage; each block one forward (F), backward (B) or weight-gradient (W) pass "
       "of the micro-batch written on it, from its start to its finish. The light lane between blocks is idle time. "
-      "Peak stashed: the most micro-batches whose activations a stage held at once (F done, B \xe2\x80\x94 or W \xe2\x80\x94 not yet). "
+      "Peak stashed: the most micro-batches whose activations a stage held at once (F done, B \xe2\x80\x94 or W "
+      "\xe2\x80\x94 not yet). "
       "Hover over a block for its exact times.</p>\n";
   html += "</body>\n</html>\n";
   return html;

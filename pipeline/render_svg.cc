@@ -6,21 +6,21 @@
 // left out and the block's tooltip still names it.
 #include "pipeline/render_svg.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "pipeline/timeline_stats.h"
 
 namespace sf::pipeline {
 namespace {
 
-constexpr int kLeft = 70;     // stage labels
-constexpr int kRight = 150;   // per-stage idle share and stash
-constexpr int kTop = 64;      // two title lines
-constexpr int kBottom = 50;   // axis, tick labels and axis title
+constexpr int kLeft = 70;    // stage labels
+constexpr int kRight = 150;  // per-stage idle share and stash
+constexpr int kTop = 64;     // two title lines
+constexpr int kBottom = 50;  // axis, tick labels and axis title
 constexpr int kRowGap = 6;
 constexpr const char* kFont = "DejaVu Sans, Verdana, Arial, sans-serif";
 constexpr const char* kTickColour = "#555555";
@@ -72,8 +72,7 @@ struct AxisUnit {
 AxisUnit axis_unit(const std::string& unit, double makespan) {
   if (unit == "unit") return {1, "simulator units"};
   if (unit == "us" && makespan >= 5000) return {1e-3, "ms"};
-  if (unit == "us") return {1, "\xc2\xb5s"};
-  return {1, unit};
+  return {1, unit_name(unit)};
 }
 
 std::string schedule_label(const Timeline& t) { return t.schedule.empty() ? "(parsed schedule)" : t.schedule; }
@@ -122,6 +121,12 @@ std::string action_colour(ActionKind kind, int chunk, int chunks) {
   return hex(shade(base_colour(kind), chunk, chunks));
 }
 
+std::string unit_name(std::string_view unit) {
+  if (unit == "unit") return "units";
+  if (unit == "us") return "\xc2\xb5s";
+  return std::string(unit);
+}
+
 std::string idle_colour() { return "#eceef2"; }
 
 std::string xml_escape(std::string_view text) {
@@ -129,12 +134,23 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -162,8 +178,8 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
     svg += fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\"", width, height);
   }
   svg += fmt::format(" font-family=\"{}\" font-size=\"12\" class=\"timeline {}\">\n", kFont, xml_escape(t.source));
-  svg += fmt::format("<rect class=\"background\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width,
-                     height);
+  svg += fmt::format("<rect class=\"background\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+                     width, height);
 
   // Title: what was scheduled, then what it cost.
   svg += fmt::format(
@@ -181,14 +197,15 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
     const int y = kTop + s * (row_h + kRowGap);
     const StageStats& st = stats.stages[s];
     svg += fmt::format("<g class=\"stage\" id=\"stage-{}\">\n", s);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"13\" fill=\"#1a1a1a\">stage {}</text>\n",
-                       kLeft - 8, y + row_h / 2 + 5, s);
+    svg +=
+        fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"13\" fill=\"#1a1a1a\">stage {}</text>\n",
+                    kLeft - 8, y + row_h / 2 + 5, s);
     svg += fmt::format("<rect class=\"lane\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", kLeft, y,
                        plot_w, row_h, idle_colour());
     for (const Span& span : t.spans[s]) {
       const std::string text = to_string(span.action);
-      const std::string tip = fmt::format("stage {} {}: start {:g}, finish {:g} {}", s, text, span.start, span.finish,
-                                          t.unit == "unit" ? "units" : t.unit);
+      const std::string tip =
+          fmt::format("stage {} {}: start {:g}, finish {:g} {}", s, text, span.start, span.finish, unit_name(t.unit));
       const double x0 = x_of(span.start);
       const double x1 = x_of(span.finish);
       if (!is_compute(span.action.kind)) {
@@ -225,8 +242,8 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
   // Time axis: a base line, ticks at round values, the unit.
   const int ay = kTop + rows_h + 6;
   svg += "<g class=\"axis\">\n";
-  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333333\" stroke-width=\"1\"/>\n", kLeft, ay,
-                     kLeft + plot_w, ay);
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333333\" stroke-width=\"1\"/>\n", kLeft,
+                     ay, kLeft + plot_w, ay);
   if (stats.makespan > 0) {
     const double lo = t0 * axis.scale;
     const double hi = (t0 + stats.makespan) * axis.scale;
@@ -236,12 +253,14 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
       const double x = x_of(value / axis.scale);
       svg += fmt::format("<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#333333\"/>\n", x, ay,
                          ay + 5);
-      svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333333\">{:g}</text>\n",
-                         x, ay + 18, std::abs(value) < step * 1e-9 ? 0.0 : value);
+      svg += fmt::format(
+          "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333333\">{:g}</text>\n", x,
+          ay + 18, std::abs(value) < step * 1e-9 ? 0.0 : value);
     }
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333333\">time ({})</text>\n",
-                     kLeft + plot_w / 2, ay + 38, xml_escape(axis.name));
+  svg +=
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333333\">time ({})</text>\n",
+                  kLeft + plot_w / 2, ay + 38, xml_escape(axis.name));
   svg += "</g>\n</svg>\n";
   return svg;
 }

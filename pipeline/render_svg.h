@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "pipeline/timeline.h"
 
@@ -24,8 +25,8 @@ struct SvgOptions {
   // The whole picture, in px; the time axis gets what the labels leave. 0: wide enough that a
   // block of typical duration has room for its label, from 1200 up to 4000 px.
   int width = 0;
-  int row_height = 34;    // one stage's row, in px
-  bool standalone = true; // an .svg file (XML declaration, xmlns); false to inline it in HTML
+  int row_height = 34;     // one stage's row, in px
+  bool standalone = true;  // an .svg file (XML declaration, xmlns); false to inline it in HTML
 };
 
 // The picture as SVG text.
@@ -37,6 +38,10 @@ std::string action_colour(ActionKind kind, int chunk = 0, int chunks = 1);
 
 // The colour of the idle lane behind the blocks, "#rrggbb".
 std::string idle_colour();
+
+// How pictures and tables write a timeline unit: "units" for the simulator's, "\u00b5s" for "us",
+// any other unit as it is.
+std::string unit_name(std::string_view unit);
 
 // `text` with &, <, >, " and ' written as XML entities.
 std::string xml_escape(std::string_view text);

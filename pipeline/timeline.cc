@@ -7,10 +7,10 @@ namespace sf::pipeline {
 
 Timeline planned_timeline(const Schedule& schedule, const SimulationResult& result) {
   const std::string name = schedule.name.empty() ? "(parsed)" : schedule.name;
-  SF_ENFORCE(static_cast<int>(schedule.actions.size()) == schedule.stages &&
-                 result.stages.size() == schedule.actions.size(),
-             InvalidArgument, "planned timeline of '{}': {} stage lists, {} simulated stages, {} stages", name,
-             schedule.actions.size(), result.stages.size(), schedule.stages);
+  SF_ENFORCE(
+      static_cast<int>(schedule.actions.size()) == schedule.stages && result.stages.size() == schedule.actions.size(),
+      InvalidArgument, "planned timeline of '{}': {} stage lists, {} simulated stages, {} stages", name,
+      schedule.actions.size(), result.stages.size(), schedule.stages);
   Timeline t;
   t.schedule = schedule.name;
   t.source = "planned";

@@ -113,8 +113,8 @@ Timeline timeline_from_json(std::string_view text, std::string_view origin) {
     SF_THROW(IoError, "{}: {}", origin, e.what());
   }
   SF_ENFORCE(t.stages >= 1 && t.micro_batches >= 1 && t.chunks >= 1, IoError,
-             "{}: stages {}, micro_batches {} and chunks {} must all be at least 1", origin, t.stages,
-             t.micro_batches, t.chunks);
+             "{}: stages {}, micro_batches {} and chunks {} must all be at least 1", origin, t.stages, t.micro_batches,
+             t.chunks);
   const auto spans = doc.find("spans");
   SF_ENFORCE(spans != doc.end() && spans->is_array(), IoError, "{}: the timeline has no 'spans' array", origin);
   SF_ENFORCE(static_cast<int>(spans->size()) == t.stages, IoError, "{}: {} span lists for {} stages", origin,
@@ -135,8 +135,8 @@ Timeline timeline_from_json(std::string_view text, std::string_view origin) {
       }
       span.start = field<double>(list[i], "start", origin, where);
       span.finish = field<double>(list[i], "finish", origin, where);
-      SF_ENFORCE(span.finish >= span.start, IoError, "{}: {} '{}' finishes at {} before it starts at {}", origin,
-                 where, text_form, span.finish, span.start);
+      SF_ENFORCE(span.finish >= span.start, IoError, "{}: {} '{}' finishes at {} before it starts at {}", origin, where,
+                 text_form, span.finish, span.start);
       SF_ENFORCE(span.action.micro_batch < t.micro_batches && span.action.chunk < t.chunks, IoError,
                  "{}: {} '{}' is outside {} micro-batches and {} chunks", origin, where, text_form, t.micro_batches,
                  t.chunks);
@@ -160,7 +160,11 @@ std::string chrome_trace_json(const Timeline& t) {
   const auto add = [&](const Json& e) { events.push_back(e.dump()); };
   for (size_t s = 0; s < t.spans.size(); ++s) {
     const int pid = static_cast<int>(s);
-    add({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", fmt::format("stage {}", s)}}}});
+    add({{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", pid},
+         {"tid", 0},
+         {"args", {{"name", fmt::format("stage {}", s)}}}});
     add({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", pid}}}});
     add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", "compute"}}}});
     add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", "send/recv"}}}});

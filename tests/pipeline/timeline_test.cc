@@ -3,6 +3,8 @@
 // schedule and cost model, a measured-looking timeline's figures follow the definitions, the
 // JSON form round-trips and refuses bad files naming the problem, the trace has one X event
 // per span, and the SVG and HTML hold exactly one block per compute action.
+#include "pipeline/timeline.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,7 +18,6 @@
 #include "pipeline/render_html.h"
 #include "pipeline/render_svg.h"
 #include "pipeline/simulator.h"
-#include "pipeline/timeline.h"
 #include "pipeline/timeline_json.h"
 #include "pipeline/timeline_stats.h"
 
@@ -36,9 +37,7 @@ const Case kCases[] = {
 };
 const ActionCosts kCostModels[] = {{1, 1, 1, 0}, {1, 2, 1, 0}, {1, 1, 0.5, 0}, {0.7, 1.3, 0.4, 0}};
 
-std::string name_of(const Case& c) {
-  return fmt::format("{} p{} m{} v{}", schedule_name(c.kind), c.p, c.m, c.v);
-}
+std::string name_of(const Case& c) { return fmt::format("{} p{} m{} v{}", schedule_name(c.kind), c.p, c.m, c.v); }
 
 int count(const std::string& text, const std::string& what) {
   int n = 0;
@@ -64,7 +63,9 @@ Timeline measured_example() {
   t.stages = 2;
   t.micro_batches = 2;
   t.chunks = 1;
-  const auto span = [](const char* text, double start, double finish) { return Span{parse_action(text), start, finish}; };
+  const auto span = [](const char* text, double start, double finish) {
+    return Span{parse_action(text), start, finish};
+  };
   t.spans = {
       {span("F0", 100, 200), span("SEND_F0", 200, 201), span("F1", 201, 301), span("SEND_F1", 301, 302),
        span("RECV_B0", 302, 520), span("B0", 520, 720), span("RECV_B1", 720, 760), span("B1", 760, 960)},
@@ -109,14 +110,16 @@ TEST(TimelineStats, EqualTheSimulatorsFiguresForEveryScheduleAndCostModel) {
       const Schedule s = make_schedule(c.kind, c.p, c.m, c.v);
       const SimulationResult r = simulate_schedule(s, costs);
       const TimelineStats st = timeline_stats(planned_timeline(s, r));
-      const std::string what = fmt::format("{} costs {},{},{}", name_of(c), costs.forward, costs.backward, costs.weight);
+      const std::string what =
+          fmt::format("{} costs {},{},{}", name_of(c), costs.forward, costs.backward, costs.weight);
       EXPECT_DOUBLE_EQ(st.start, 0) << what;
       EXPECT_NEAR(st.makespan, r.makespan, 1e-9) << what;
       EXPECT_NEAR(st.bubble_fraction, r.bubble_fraction, 1e-12) << what;
       ASSERT_EQ(st.stages.size(), r.stages.size()) << what;
       for (int stage = 0; stage < c.p; ++stage) {
         EXPECT_NEAR(st.stages[stage].busy, r.stages[stage].busy, 1e-9) << what << " stage " << stage;
-        EXPECT_NEAR(st.stages[stage].bubble_fraction, r.stages[stage].bubble_fraction, 1e-12) << what << " stage " << stage;
+        EXPECT_NEAR(st.stages[stage].bubble_fraction, r.stages[stage].bubble_fraction, 1e-12)
+            << what << " stage " << stage;
         EXPECT_EQ(st.stages[stage].peak_stashed, r.stages[stage].peak_stashed) << what << " stage " << stage;
         EXPECT_NEAR(st.stages[stage].idle, r.makespan - r.stages[stage].busy, 1e-9) << what << " stage " << stage;
       }
@@ -161,9 +164,14 @@ TEST(TimelineStats, StashWalksTimeNotListOrderAndCountsChunksApart) {
   t.micro_batches = 2;
   t.chunks = 2;
   // Recorded out of order; in time: F0 F0.1 F1 B0.1 B0 B1 B1.1 ... and F1.1 last-but-two.
-  t.spans = {{{parse_action("B0"), 40, 50}, {parse_action("F0"), 0, 10}, {parse_action("F0.1"), 10, 20},
-              {parse_action("F1"), 20, 30}, {parse_action("B0.1"), 30, 40}, {parse_action("F1.1"), 50, 60},
-              {parse_action("B1.1"), 60, 70}, {parse_action("B1"), 70, 80}}};
+  t.spans = {{{parse_action("B0"), 40, 50},
+              {parse_action("F0"), 0, 10},
+              {parse_action("F0.1"), 10, 20},
+              {parse_action("F1"), 20, 30},
+              {parse_action("B0.1"), 30, 40},
+              {parse_action("F1.1"), 50, 60},
+              {parse_action("B1.1"), 60, 70},
+              {parse_action("B1"), 70, 80}}};
   EXPECT_EQ(timeline_stats(t).stages[0].peak_stashed, 3);
 }
 
@@ -334,7 +342,8 @@ TEST(RenderSvg, OneBlockPerComputeActionWithKindClassAndTooltip) {
 TEST(RenderSvg, TitleStatesTheScheduleAndItsFigures) {
   const Schedule s = make_schedule(ScheduleKind::kOneFOneB, 4, 8);
   const std::string svg = render_svg(planned_timeline(s, simulate_schedule(s)));
-  EXPECT_NE(svg.find("1f1b \xc2\xb7 p = 4 stages, m = 8 micro-batches, v = 1 chunk \xc2\xb7 planned"), std::string::npos);
+  EXPECT_NE(svg.find("1f1b \xc2\xb7 p = 4 stages, m = 8 micro-batches, v = 1 chunk \xc2\xb7 planned"),
+            std::string::npos);
   EXPECT_NE(svg.find("bubble fraction 0.273 (27.3% idle)"), std::string::npos);
   EXPECT_NE(svg.find("peak stashed activations per stage: 4, 3, 2, 1"), std::string::npos);
   EXPECT_NE(svg.find("<title>stage 0 B0: start 7, finish 8 units</title>"), std::string::npos);

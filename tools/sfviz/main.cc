@@ -8,13 +8,13 @@
 //
 // Both print the bubble fraction and the peak stash of every stage. Exit status: 0, or 2 with
 // a one-line message for bad input (unknown schedule, missing or malformed file).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/text_file.h"
@@ -69,7 +69,7 @@ void write_file(const std::string& path, const std::string& text) {
 
 void print_stats(const Timeline& t) {
   const TimelineStats stats = timeline_stats(t);
-  const std::string unit = t.unit == "unit" ? "units" : t.unit;
+  const std::string unit = unit_name(t.unit);
   fmt::print("{} p={} m={} v={} {}: makespan {:g} {}, bubble fraction {:.3f}\n",
              t.schedule.empty() ? "(parsed)" : t.schedule, t.stages, t.micro_batches, t.chunks, t.source,
              stats.makespan, unit, stats.bubble_fraction);

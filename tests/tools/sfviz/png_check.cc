@@ -91,12 +91,23 @@ int main(int argc, char** argv) {
   }
   int channels = 0;
   switch (colour_type) {
-    case 0: channels = 1; break;
-    case 2: channels = 3; break;
-    case 3: channels = 1; break;
-    case 4: channels = 2; break;
-    case 6: channels = 4; break;
-    default: bad(file, "no IHDR or unknown colour type");
+    case 0:
+      channels = 1;
+      break;
+    case 2:
+      channels = 3;
+      break;
+    case 3:
+      channels = 1;
+      break;
+    case 4:
+      channels = 2;
+      break;
+    case 6:
+      channels = 4;
+      break;
+    default:
+      bad(file, "no IHDR or unknown colour type");
   }
   if (depth != 8 || interlace != 0) bad(file, "only 8-bit, non-interlaced PNGs are read here");
   if (width == 0 || height == 0) bad(file, "empty image");
@@ -120,12 +131,22 @@ int main(int argc, char** argv) {
       const int c = i >= size_t(channels) ? prev[i - channels] : 0;
       int v = src[i];
       switch (filter) {
-        case 0: break;
-        case 1: v += a; break;
-        case 2: v += b; break;
-        case 3: v += (a + b) / 2; break;
-        case 4: v += paeth(a, b, c); break;
-        default: bad(file, "bad filter type on row " + std::to_string(y));
+        case 0:
+          break;
+        case 1:
+          v += a;
+          break;
+        case 2:
+          v += b;
+          break;
+        case 3:
+          v += (a + b) / 2;
+          break;
+        case 4:
+          v += paeth(a, b, c);
+          break;
+        default:
+          bad(file, "bad filter type on row " + std::to_string(y));
       }
       row[i] = static_cast<unsigned char>(v);
     }
