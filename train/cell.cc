@@ -64,7 +64,8 @@ ParameterList Cell::params_of_stages(const std::vector<int>& stages) {
     const int stage = c.pipeline_stage_ >= 0 ? c.pipeline_stage_ : inherited;
     for (auto& [name, p] : c.params_) {
       const auto& extra = p.pipeline_stages();
-      if (on(std::max(stage, 0)) || std::any_of(extra.begin(), extra.end(), on)) out.push_back(p);
+      if (p.requires_grad() && (on(std::max(stage, 0)) || std::any_of(extra.begin(), extra.end(), on)))
+        out.push_back(p);
     }
     for (auto& [name, child] : c.children_) walk(*child, stage);
   };

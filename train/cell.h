@@ -54,7 +54,7 @@ class Cell {
   // execution order (checked when a PipelineCell builds its graph).
   void set_pipeline_stage(int stage) { pipeline_stage_ = stage; }
   int pipeline_stage() const { return pipeline_stage_; }
-  // The parameters the stages in `stages` read: those of cells on them and those added to one
+  // The trainable parameters the stages in `stages` read: those of cells on them and those added to one
   // of them with Parameter::add_pipeline_stage (MindSpore's infer_param_pipeline_stage() with
   // the calling rank's stages: train/pipeline_cell.h).
   ParameterList params_of_stages(const std::vector<int>& stages);

@@ -182,8 +182,8 @@ double Model::eval_accuracy(const dataset::Dataset& eval_set) {
   // The parameters change with training, so the sharded case gathers (and builds) anew each call.
   if (semi_) forward_fn_ = std::make_unique<ForwardFunction>(forward, whole_parameters(net_.trainable_params()), opts_);
   if (pipeline_) {
-    pipeline_->share_parameters(net_.trainable_params());
-    if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.trainable_params(), opts_);
+    pipeline_->share_parameters(net_.get_parameters());
+    if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.get_parameters(), opts_);
   }
   if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, optimizer_->parameters(), opts_);
   int64_t correct = 0, total = 0;

@@ -1,7 +1,9 @@
 #include "train/pipeline_step.h"
 
 #include <map>
+#include <set>
 
+#include "comm/all_reduce.h"
 #include "comm/broadcast.h"
 #include "comm/rank_context.h"
 #include "core/error.h"
@@ -33,6 +35,27 @@ PipelineStep::PipelineStep(nn::PipelineCell& cell, std::shared_ptr<nn::Optimizer
              "pipeline: pipeline_interleave {} needs pipeline_scheduler 'interleaved_1f1b', not '{}'", chunks_,
              context.pipeline_scheduler);
   schedule_ = pipeline::make_schedule(kind, stages_, micro_, chunks_);
+}
+
+void PipelineStep::build_agreed(const std::vector<Tensor>& batch) {
+  // Most refusals are the same on every rank; one that is not (an optimizer given other
+  // parameters on one rank) must not leave the others waiting for it: the ranks agree on
+  // whether all of them built before any tensor moves.
+  std::string error;
+  try {
+    build(batch);
+  } catch (const InvalidArgument& e) {
+    error = e.what();
+    runtime_.reset();
+  }
+  comm::RankContext& ctx = comm::current_rank();
+  Tensor failed = Tensor::zeros({ctx.size()});
+  failed.f32()[ctx.rank()] = error.empty() ? 0.0f : 1.0f;
+  failed = comm::all_reduce(failed, {.group = ctx.world()});
+  if (!error.empty()) throw InvalidArgument(error);
+  for (int r = 0; r < ctx.size(); ++r)
+    SF_ENFORCE(failed.f32()[r] == 0.0f, InvalidArgument,
+               "pipeline: rank {} refused the configuration (its error says why); no step was run", r);
 }
 
 void PipelineStep::build(const std::vector<Tensor>& batch) {
@@ -67,23 +90,27 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   stage_graphs_ = stages;
 
   std::map<std::string, Parameter> by_name;
-  for (Parameter& p : nwl.network().trainable_params()) by_name.emplace(p.name(), p);
+  for (Parameter& p : nwl.network().get_parameters()) by_name.emplace(p.name(), p);
+  // Every rank checks every stage, so all refuse alike: a trainable parameter a stage reads must
+  // be one infer_param_pipeline_stage() gives that stage's optimizer.
+  for (const pipeline::StageGraph& sg : *stages) {
+    std::set<std::string> given;
+    for (const Parameter& p : nwl.network().params_of_stages({sg.virtual_stage})) given.insert(p.name());
+    for (const std::string& name : sg.param_names) {
+      auto it = by_name.find(name);
+      SF_ENFORCE(it != by_name.end(), InvalidArgument, "pipeline: the graph reads '{}', which is not a parameter of the network", name);
+      SF_ENFORCE(!it->second.requires_grad() || given.count(name), InvalidArgument,
+                 "pipeline: stage {} reads parameter '{}', which belongs to another stage; call "
+                 "add_pipeline_stage({}) on it so that stage's optimizer updates it too",
+                 sg.virtual_stage, name, sg.virtual_stage);
+    }
+  }
   std::map<std::string, int> optimizer_index;
   for (size_t i = 0; i < optimizer_->parameters().size(); ++i)
     optimizer_index[optimizer_->parameters()[i].name()] = static_cast<int>(i);
   runtime_.reset();
   runtime_ = std::make_unique<pipeline::StageRuntime>(
-      stages, schedule_,
-      [&](const std::string& name) {
-        auto it = by_name.find(name);
-        SF_ENFORCE(it != by_name.end(), InvalidArgument, "pipeline: the graph reads '{}', which is not a parameter of the network", name);
-        SF_ENFORCE(optimizer_index.count(name), InvalidArgument,
-                   "pipeline: stage {} reads parameter '{}' but the optimizer does not update it; give the optimizer "
-                   "net.infer_param_pipeline_stage(), and call add_pipeline_stage() on a parameter that several "
-                   "stages read",
-                   comm::current_rank().rank() / dp_, name);
-        return it->second.value();
-      },
+      stages, schedule_, [&](const std::string& name) { return by_name.at(name).value(); },
       pipeline::StageRuntimeOptions{.dp = dp_, .gradients_mean = gradients_mean_, .record_timeline = record_});
   const auto& names = runtime_->parameter_names();
   std::map<std::string, int> runtime_index;
@@ -97,12 +124,17 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
                p.name(), runtime_->stage());
     grad_index_.push_back(it->second);
   }
+  for (const std::string& name : names)
+    SF_ENFORCE(!by_name.at(name).requires_grad() || optimizer_index.count(name), InvalidArgument,
+               "pipeline: stage {} reads parameter '{}' but the optimizer does not update it; give the optimizer "
+               "net.infer_param_pipeline_stage()",
+               runtime_->stage(), name);
   built_for_ = data.shape();
 }
 
 float PipelineStep::step(const std::vector<Tensor>& batch) {
   SF_ENFORCE(batch.size() == 2, InvalidArgument, "pipeline: a batch is (data, label), got {} columns", batch.size());
-  if (!runtime_ || batch[0].shape() != built_for_) build(batch);
+  if (!runtime_ || batch[0].shape() != built_for_) build_agreed(batch);
   const int64_t micro_rows = batch[0].dim(0) / micro_;
   const int64_t local = micro_rows / dp_;
   const int64_t offset = runtime_->replica() * local;

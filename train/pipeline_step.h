@@ -42,6 +42,7 @@ class PipelineStep {
   int replicas() const { return dp_; }
 
  private:
+  void build_agreed(const std::vector<Tensor>& batch);
   void build(const std::vector<Tensor>& batch);
 
   nn::PipelineCell& cell_;

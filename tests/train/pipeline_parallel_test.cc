@@ -77,3 +77,136 @@ INSTANTIATE_TEST_SUITE_P(Schedules, PipelineEquivalence,
 
 }  // namespace
 }  // namespace sf::traintest
+
+namespace sf::traintest {
+namespace {
+
+// x -> stage 0 -> stage 1 -> stage 2, plus a residual from stage 0's output to the end (relayed
+// through stage 1), and one weight W read on stages 0 and 1 (add_pipeline_stage(1)).
+class TiedNet : public nn::Cell {
+ public:
+  explicit TiedNet(bool add_stage = true) {
+    w_ = register_parameter("w", {24, 24}, "dense_weight");
+    in_ = register_cell("in", std::make_shared<nn::Dense>(kPipeFeatures, 24));
+    mid_ = register_cell("mid", std::make_shared<nn::Dense>(24, 24));
+    out_ = register_cell("out", std::make_shared<nn::Dense>(24, 10));
+    in_->set_pipeline_stage(0);
+    mid_->set_pipeline_stage(1);
+    out_->set_pipeline_stage(2);
+    if (add_stage) w_.add_pipeline_stage(1);
+  }
+  Value construct(GraphBuilder& b, Value x) override {
+    Value h0 = b.relu(b.matmul((*in_)(b, x), param(b, w_), false, true));  // stage 0 (in's caller: inferred)
+    Value h1 = b.relu((*mid_)(b, h0));
+    Value h2 = b.add(h1, h0);                                               // stage 1 reads h0
+    Value h3 = b.matmul(h2, param(b, w_), false, true);
+    return b.add((*out_)(b, h3), (*out_)(b, h0));                          // stage 2 reads h0: relayed
+  }
+
+ private:
+  Parameter w_;
+  std::shared_ptr<nn::Dense> in_, mid_, out_;
+};
+
+TEST(PipelineParallel, SharedParameterAndARelayedResidualEqualOneDevice) {
+  const int64_t batch = 12;
+  const int micro = 3;
+  ParallelContextGuard guard({.parallel_mode = ParallelMode::kSemiAutoParallel, .gradients_mean = true,
+                              .dataset_strategy = "full_batch", .pipeline_stages = 3});
+  set_seed(3);
+  std::vector<std::vector<float>> got(3);
+  run_world(3, Wire::kInproc, [&](int rank) {
+    TiedNet net;
+    nn::PipelineCell pipe(nn::WithLossCell(net, nn::CrossEntropyLoss()), micro);
+    Model model(pipe, nn::Momentum(net.infer_param_pipeline_stage(), 0.02f, 0.9f));
+    auto log = std::make_shared<StepLog>(ParameterList{});
+    model.train(1, pipe_rows(batch * kSteps).batch(batch), {log});
+    got[rank] = log->losses;
+  });
+  set_seed(3);
+  TiedNet reference;
+  const auto want = one_device_pipeline_losses(reference, pipe_rows(batch * kSteps).batch(batch), micro, kSteps);
+  ASSERT_EQ(got[0].size(), want.size());
+  for (size_t s = 0; s < want.size(); ++s) EXPECT_NEAR(got[0][s], want[s], 1e-5 * std::abs(want[s])) << "step " << s + 1;
+}
+
+// Runs a 2-rank pipeline whose setup should fail; returns the message every rank got.
+std::string pipeline_error(const AutoParallelContext& ctx, int devices, int micro, int64_t batch,
+                           const std::function<std::shared_ptr<nn::Cell>()>& make_net) {
+  ParallelContextGuard guard(ctx);
+  std::vector<std::string> errors(devices);
+  run_world(devices, Wire::kInproc, [&](int rank) {
+    try {
+      auto net = make_net();
+      nn::PipelineCell pipe(nn::WithLossCell(*net, nn::CrossEntropyLoss()), micro);
+      Model model(pipe, nn::Momentum(net->infer_param_pipeline_stage(), 0.02f, 0.9f));
+      model.train(1, pipe_rows(batch).batch(batch));
+    } catch (const InvalidArgument& e) {
+      errors[rank] = e.what();
+    }
+  });
+  for (int r = 1; r < devices; ++r) EXPECT_EQ(errors[r], errors[0]);
+  return errors[0];
+}
+
+AutoParallelContext stages_ctx(int p) {
+  return {.parallel_mode = ParallelMode::kSemiAutoParallel, .gradients_mean = true, .dataset_strategy = "full_batch",
+          .pipeline_stages = p};
+}
+
+TEST(PipelineErrors, DecreasingStageNumbersAreRefusedNamingBothCells) {
+  EXPECT_THAT(pipeline_error(stages_ctx(2), 2, 2, 8, [] { return pipe_net(3, {0, 1, 0}); }),
+              testing::HasSubstr("cell '2' has pipeline_stage 0 but runs after cell '1' with pipeline_stage 1"));
+}
+
+TEST(PipelineErrors, AStageWithNoCellIsRefused) {
+  EXPECT_THAT(pipeline_error(stages_ctx(3), 3, 3, 9, [] { return pipe_net(2, {0, 2}); }),
+              testing::HasSubstr("stage 1 has no cell"));
+}
+
+TEST(PipelineErrors, MicroSizeBelowTheStagesIsRefused) {
+  EXPECT_THAT(pipeline_error(stages_ctx(2), 2, 1, 8, [] { return pipe_net(2, {0, 1}); }),
+              testing::HasSubstr("micro_size 1 is smaller than pipeline_stages 2"));
+}
+
+TEST(PipelineErrors, ABatchNotDivisibleByMicroSizeIsRefused) {
+  EXPECT_THAT(pipeline_error(stages_ctx(2), 2, 4, 10, [] { return pipe_net(2, {0, 1}); }),
+              testing::HasSubstr("the batch of 10 rows is not divisible by micro_size 4"));
+}
+
+TEST(PipelineErrors, StagesTimesReplicasOtherThanTheDevicesIsRefused) {
+  EXPECT_THAT(pipeline_error(stages_ctx(3), 4, 4, 12, [] { return pipe_net(3, {0, 1, 2}); }),
+              testing::HasSubstr("pipeline_stages 3 does not divide the 4 devices"));
+}
+
+TEST(PipelineErrors, AParameterReadByAStageItWasNotAddedToIsRefused) {
+  EXPECT_THAT(pipeline_error(stages_ctx(3), 3, 3, 9, [] { return std::make_shared<TiedNet>(false); }),
+              testing::HasSubstr("stage 1 reads parameter 'w', which belongs to another stage; call add_pipeline_stage(1)"));
+}
+
+}  // namespace
+}  // namespace sf::traintest
+
+namespace sf::traintest {
+namespace {
+
+TEST(PipelineErrors, ARefusalOnOneRankStopsEveryRankWithoutAStep) {
+  ParallelContextGuard guard(stages_ctx(2));
+  std::vector<std::string> errors(2);
+  run_world(2, Wire::kInproc, [&](int rank) {
+    auto net = pipe_net(2, {0, 1});
+    nn::PipelineCell pipe(nn::WithLossCell(*net, nn::CrossEntropyLoss()), 2);
+    // Rank 1 hands its optimizer every parameter instead of its stage's.
+    Model model(pipe, nn::Momentum(rank == 1 ? net->trainable_params() : net->infer_param_pipeline_stage(), 0.02f, 0.9f));
+    try {
+      model.train(1, pipe_rows(8).batch(8));
+    } catch (const InvalidArgument& e) {
+      errors[rank] = e.what();
+    }
+  });
+  EXPECT_THAT(errors[1], testing::HasSubstr("the optimizer updates '0.0.weight', which stage 1 does not read"));
+  EXPECT_THAT(errors[0], testing::HasSubstr("rank 1 refused the configuration"));
+}
+
+}  // namespace
+}  // namespace sf::traintest
