@@ -70,7 +70,8 @@ Model::Model(nn::PipelineCell& net, std::shared_ptr<nn::Optimizer> optimizer, Ex
   semi_.reset();
   reduce_.reset();
   comm::RankContext* rank = comm::current_rank_or_null();
-  pipeline_ = std::make_unique<PipelineStep>(net, optimizer_, get_auto_parallel_context(), rank ? rank->size() : 1);
+  pipeline_ = std::make_unique<PipelineStep>(net, optimizer_, get_auto_parallel_context(), rank ? rank->size() : 1,
+                                             opts.trace);
 }
 
 namespace {

@@ -54,7 +54,8 @@ class Model {
   // calling rank with pipeline_stages, pipeline_scheduler and pipeline_interleave from the
   // parallel context; the optimizer holds this rank's parameters
   // (net.infer_param_pipeline_stage()). Throws InvalidArgument for a configuration
-  // PipelineStep refuses (train/pipeline_step.h), before any communication.
+  // PipelineStep refuses (train/pipeline_step.h), before any communication. With opts.trace
+  // every step gathers the measured timeline of the stages (pipeline_step()->runtime()).
   Model(nn::PipelineCell& net, std::shared_ptr<nn::Optimizer> optimizer, ExecOptions opts = {});
   template <class Opt, class = std::enable_if_t<std::is_base_of_v<nn::Optimizer, Opt>>>
   Model(nn::PipelineCell& net, Opt optimizer, ExecOptions opts = {})

@@ -29,16 +29,6 @@
 namespace sf::pipeline {
 namespace {
 
-constexpr ScheduleKind kKinds[] = {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
-                                   ScheduleKind::kZeroBubbleH1};
-
-ScheduleKind schedule_kind(const std::string& name) {
-  for (ScheduleKind kind : kKinds) {
-    if (schedule_name(kind) == name) return kind;
-  }
-  SF_THROW(InvalidArgument, "unknown schedule '{}' (expected gpipe, 1f1b, interleaved_1f1b or zb_h1)", name);
-}
-
 // "F,B,W" or "F,B,W,T": the durations of forward, backward, weight pass and transfer.
 ActionCosts parse_costs(const std::string& text) {
   std::vector<double> values;
