@@ -216,7 +216,9 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
         std::vector<Tensor> data;
         for (const std::string& name : sg.data_names) data.push_back(feed(a.micro_batch, name));
         auto mb = std::make_shared<MicroBatch>(sg, im.chunk_params[a.chunk]);
-        live[key].actor = im.sys.spawn(micro_batch_actor, mb);
+        // Detached: the actor's own thread sleeps on its mailbox and wakes the moment a request
+        // comes, where a pooled worker that found no work backs off into sleeps of up to 10 ms.
+        live[key].actor = im.sys.spawn<caf::detached>(micro_batch_actor, mb);
         result.peak_in_flight = std::max(result.peak_in_flight, static_cast<int>(live.size()));
         std::vector<Tensor> received = std::move(held[key]);
         held.erase(key);

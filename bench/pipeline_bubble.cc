@@ -1,0 +1,160 @@
+// Bubble and memory of the pipeline schedules, measured against theory: p stages × m
+// micro-batches of a network whose stages do equal work (each stage `--layers` Dense layers of
+// `--width`, no bias, ReLU; the last adds a small classifier), trained with Model on virtual
+// devices (one thread per stage). For each schedule it prints the theoretical bubble fraction,
+// the simulator's, and the measured one (the median over `--steps` timed steps of the idle share
+// of p × makespan read off the stage actors' clocks), with each stage's peak stashed
+// micro-batches (measured from the run's order, and the theory's) and the most bytes the stage's
+// micro-batch actors held at once.
+//
+//   ./build/bench/pipeline_bubble                          # p=4, m=8, every schedule
+//   ./build/bench/pipeline_bubble --timeline-dir out/      # also out/<schedule>.timeline.json (sfviz show)
+//
+// Theory (F = B = W for ZB-H1, B = 2F otherwise, as the network's GEMMs make them):
+//   GPipe, 1F1B       (p-1)/(m+p-1)
+//   interleaved 1F1B  (p-1)/(v·m+p-1)
+//   ZB-H1             (p-1)/(3m+p-1) — about (p-1)/(3m) for m >> p
+// Stash: GPipe m on every stage; 1F1B and ZB-H1 p - s on stage s.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "comm/bootstrap/init.h"
+#include "pipeline/simulator.h"
+#include "pipeline/timeline_json.h"
+#include "pipeline/timeline_stats.h"
+#include "shardflow.h"
+
+namespace {
+
+struct Options {
+  int stages = 4, micro = 8, chunks = 2, layers = 2, steps = 7, warmup = 2;
+  int64_t width = 512, rows = 64;
+  std::vector<std::string> schedules{"gpipe", "1f1b", "interleaved_1f1b", "zb_h1"};
+  std::string timeline_dir;
+};
+
+double theory(const std::string& s, int p, int m, int v) {
+  if (s == "interleaved_1f1b") return (p - 1.0) / (v * m + p - 1.0);
+  if (s == "zb_h1") return (p - 1.0) / (3.0 * m + p - 1.0);
+  return (p - 1.0) / (m + p - 1.0);
+}
+
+int theory_stash(const std::string& s, int p, int m, int stage) { return s == "gpipe" ? m : p - stage; }
+
+std::shared_ptr<sf::nn::SequentialCell> balanced_net(const Options& o, int virtual_stages) {
+  std::vector<sf::nn::CellPtr> blocks;
+  for (int k = 0; k < virtual_stages; ++k) {
+    std::vector<sf::nn::CellPtr> layers;
+    for (int l = 0; l < o.layers; ++l) {
+      layers.push_back(std::make_shared<sf::nn::Dense>(o.width, o.width, "dense_weight", "zeros", false));
+      layers.push_back(std::make_shared<sf::nn::ReLU>());
+    }
+    if (k == virtual_stages - 1) layers.push_back(std::make_shared<sf::nn::Dense>(o.width, 10));
+    auto block = std::make_shared<sf::nn::SequentialCell>(layers);
+    block->set_pipeline_stage(k);
+    blocks.push_back(block);
+  }
+  return std::make_shared<sf::nn::SequentialCell>(blocks);
+}
+
+sf::dataset::Dataset rows(const Options& o, int64_t n) {
+  return sf::dataset::Dataset::generator(
+      [w = o.width](int64_t i) {
+        sf::Tensor x({w});
+        for (int64_t k = 0; k < w; ++k) x.f32()[k] = sf::normal_at(1, 0, static_cast<uint64_t>(i * w + k));
+        return std::vector<sf::Tensor>{x, sf::Tensor::from_vector({}, std::vector<int32_t>{static_cast<int32_t>(i % 10)})};
+      },
+      n, {"x", "label"});
+}
+
+// Keeps the measured timeline and this rank's memory peak of every step.
+struct Timelines : sf::Callback {
+  sf::Model* model = nullptr;
+  std::vector<sf::pipeline::Timeline> steps;
+  std::vector<size_t> bytes;
+  void on_step_end(const sf::RunContext&) override {
+    steps.push_back(model->pipeline_step()->runtime()->last_timeline());
+    bytes.push_back(model->pipeline_step()->last().peak_stashed_bytes);
+  }
+};
+
+void run(const Options& o, const std::string& schedule) {
+  const int v = schedule == "interleaved_1f1b" ? o.chunks : 1;
+  sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel,
+                                 .gradients_mean = true,
+                                 .dataset_strategy = "full_batch",
+                                 .pipeline_stages = o.stages,
+                                 .pipeline_scheduler = schedule,
+                                 .pipeline_interleave = v});
+  const int64_t batch = o.rows * o.micro;
+  sf::comm::run_ranks([&] {
+    sf::set_seed(0);
+    auto net = balanced_net(o, o.stages * v);
+    sf::nn::PipelineCell pipe(sf::nn::WithLossCell(*net, sf::nn::CrossEntropyLoss()), o.micro);
+    sf::Model model(pipe, sf::nn::SGD(net->infer_param_pipeline_stage(), 1e-3f), {.trace = true});
+    auto log = std::make_shared<Timelines>();
+    log->model = &model;
+    model.train(1, rows(o, batch * (o.warmup + o.steps)).batch(batch), {log});
+
+    // Every rank's memory peak over the timed steps, in KiB, to rank 0.
+    size_t peak = 0;
+    for (size_t i = o.warmup; i < log->bytes.size(); ++i) peak = std::max(peak, log->bytes[i]);
+    sf::Tensor mine = sf::Tensor::from_vector({1}, std::vector<int32_t>{static_cast<int32_t>(peak / 1024)});
+    const sf::Tensor all = sf::comm::all_gather(mine, {});
+    if (sf::comm::get_rank() != 0) return;
+
+    std::vector<std::pair<double, size_t>> bubbles;
+    for (size_t i = o.warmup; i < log->steps.size(); ++i)
+      bubbles.emplace_back(sf::pipeline::timeline_stats(log->steps[i]).bubble_fraction, i);
+    std::sort(bubbles.begin(), bubbles.end());
+    const auto [measured, median_step] = bubbles[bubbles.size() / 2];
+    const sf::pipeline::Timeline& t = log->steps[median_step];
+    const auto stats = sf::pipeline::timeline_stats(t);
+    const bool split = schedule == "zb_h1";
+    const auto sim = sf::pipeline::simulate_schedule(
+        sf::pipeline::make_schedule(sf::pipeline::schedule_kind(schedule), o.stages, o.micro, v),
+        split ? sf::pipeline::ActionCosts{1, 1, 1} : sf::pipeline::ActionCosts{1, 2, 1});
+    const double th = theory(schedule, o.stages, o.micro, v);
+    std::string stash, stash_theory, kib;
+    for (int s = 0; s < o.stages; ++s) {
+      stash += fmt::format("{}{}", s ? "/" : "", stats.stages[s].peak_stashed);
+      stash_theory += fmt::format("{}{}", s ? "/" : "", v == 1 ? std::to_string(theory_stash(schedule, o.stages, o.micro, s)) : "-");
+      kib += fmt::format("{}{}", s ? "/" : "", all.i32()[s]);
+    }
+    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {} | {} | {} |\n", schedule,
+               o.stages, o.micro, v, th, sim.bubble_fraction, measured, 100.0 * (measured - th) / th,
+               stats.makespan / 1000.0, stash, stash_theory, kib);
+    if (!o.timeline_dir.empty())
+      sf::pipeline::write_timeline_file(fmt::format("{}/{}.timeline.json", o.timeline_dir, schedule), t);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Pipeline bubble and stash per schedule, measured against theory"};
+  app.add_option("--stages", o.stages, "pipeline stages p (one virtual device each)");
+  app.add_option("--micro-batches", o.micro, "micro-batches m");
+  app.add_option("--chunks", o.chunks, "model chunks v for interleaved_1f1b");
+  app.add_option("--layers", o.layers, "Dense layers per (virtual) stage");
+  app.add_option("--width", o.width, "features of every layer");
+  app.add_option("--rows", o.rows, "rows per micro-batch");
+  app.add_option("--steps", o.steps, "timed steps (the median is reported)");
+  app.add_option("--warmup", o.warmup, "untimed first steps");
+  app.add_option("--schedules", o.schedules, "schedules to run");
+  app.add_option("--timeline-dir", o.timeline_dir, "write each schedule's median measured timeline here");
+  CLI11_PARSE(app, argc, argv);
+  std::string devices = fmt::format("--devices={}", o.stages);
+  std::vector<char*> args{argv[0], devices.data()};
+  int n = static_cast<int>(args.size());
+  char** a = args.data();
+  sf::comm::init(n, a);
+  fmt::print("| schedule | p | m | v | theory bubble | simulated | measured | vs theory | step ms | peak stash per stage | theory | peak stash KiB per stage |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& s : o.schedules) run(o, s);
+  sf::comm::release();
+  return 0;
+}
