@@ -67,6 +67,16 @@ Dataset Dataset::shuffle(uint64_t seed) const {
   return out;
 }
 
+Dataset Dataset::take(int64_t count) const {
+  SF_ENFORCE(count >= 0, InvalidArgument, "take: count must be >= 0, got {}", count);
+  SF_ENFORCE(batch_size_ == 0, InvalidArgument, "take({}): the dataset is already batched; call take before batch",
+             count);
+  Dataset out = *this;
+  out.num_rows_ = std::min(count, num_rows_);
+  for (Tensor& c : out.columns_) c = c.rows(0, out.num_rows_);
+  return out;
+}
+
 Dataset Dataset::batch(int64_t batch_size, bool drop_remainder) const {
   SF_ENFORCE(batch_size >= 1, InvalidArgument, "batch: batch_size must be >= 1, got {}", batch_size);
   SF_ENFORCE(batch_size_ == 0, InvalidArgument, "batch({}): the dataset is already batched (batch_size = {})",

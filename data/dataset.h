@@ -60,6 +60,8 @@ class Dataset {
   Dataset map(const std::vector<Transform>& transforms, const std::string& column) const;
   // Rows in a new order every epoch, derived from (seed, epoch) only. Must precede batch().
   Dataset shuffle(uint64_t seed) const;
+  // The first `count` rows (all when there are fewer), MindSpore's take() before batch().
+  Dataset take(int64_t count) const;
   // Groups of batch_size rows; drop_remainder drops a last, short batch.
   Dataset batch(int64_t batch_size, bool drop_remainder = true) const;
 

@@ -17,6 +17,7 @@
 #include "comm/rank_context.h"
 #include "comm/send_recv.h"
 #include "core/error.h"
+#include "ops/blas.h"
 #include "pipeline/messages.h"
 #include "pipeline/micro_batch_actor.h"
 #include "pipeline/simulator.h"
@@ -102,6 +103,9 @@ StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages
              "pipeline: an interleaved schedule needs at least 2 stages, got 1 with {} chunks", im.v);
   im.stage = ctx.rank() / opts.dp;
   im.replica = ctx.rank() % opts.dp;
+  // Stages (and the virtual devices of one process) call sgemm at the same time, each on its own
+  // thread: a multi-threaded OpenBLAS would serialise them and spin its own threads.
+  set_blas_threads(1);
   im.lowered = with_transfers(schedule);
   simulate_schedule(im.lowered);  // throws on an incomplete list or a deadlock, before any message
   const bool split = std::any_of(schedule.actions[0].begin(), schedule.actions[0].end(),

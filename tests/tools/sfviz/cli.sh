@@ -44,7 +44,7 @@ expect_error() {
   [[ $(wc -l <"$work/err") -eq 1 ]] || { show "$work/err"; fail "sfviz $*: expected a one-line error"; }
   expect_in "$work/err" "sfviz: error: $want"
 }
-expect_error "unknown schedule '2f2b'" plan --schedule 2f2b --stages 4 --micro-batches 8
+expect_error "pipeline: unknown schedule '2f2b'" plan --schedule 2f2b --stages 4 --micro-batches 8
 expect_error "cannot open '$work/none.txt'" plan --schedule-file "$work/none.txt" --micro-batches 8
 expect_error "cannot open '$work/none.json'" show "$work/none.json"
 echo '{"stages": 4,' >"$work/bad.json"

@@ -1,0 +1,95 @@
+// Seed 003's ResNet, kept to its block structure and sized for Fashion-MNIST on 2 CPU cores:
+// a head (conv 3x3, BatchNorm, ReLU, max pool), four layers of bottleneck blocks (1x1 reduce,
+// 3x3, 1x1 expand by 4, each with BatchNorm; a projection shortcut where the shape changes;
+// the residual Add, then ReLU), global average pooling and a Dense classifier.
+// Channels 16 -> 32, 64, 128, 256 (ResNet-50: 64 -> 256, 512, 1024, 2048); one block per layer
+// (ResNet-50: 3, 4, 6, 3). Images of 28x28: 14x14 after the head, 14, 7, 4, 2 after the layers.
+#pragma once
+
+#include "shardflow.h"
+
+namespace seed003 {
+
+namespace nn = sf::nn;
+
+class ResidualBlock : public nn::Cell {
+ public:
+  static constexpr int64_t kExpansion = 4;
+  ResidualBlock(int64_t in_channels, int64_t out_channels, int64_t stride) {
+    const int64_t mid = out_channels / kExpansion;
+    conv1_ = register_cell("conv1", std::make_shared<nn::Conv2d>(in_channels, mid, 1));
+    bn1_ = register_cell("bn1", std::make_shared<nn::BatchNorm2d>(mid));
+    conv2_ = register_cell("conv2", std::make_shared<nn::Conv2d>(mid, mid, 3, stride, 1));
+    bn2_ = register_cell("bn2", std::make_shared<nn::BatchNorm2d>(mid));
+    conv3_ = register_cell("conv3", std::make_shared<nn::Conv2d>(mid, out_channels, 1));
+    bn3_ = register_cell("bn3", std::make_shared<nn::BatchNorm2d>(out_channels));
+    if (stride != 1 || in_channels != out_channels) {
+      down_conv_ = register_cell("down_sample_conv", std::make_shared<nn::Conv2d>(in_channels, out_channels, 1, stride));
+      down_bn_ = register_cell("down_sample_bn", std::make_shared<nn::BatchNorm2d>(out_channels));
+    }
+  }
+  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
+    sf::Value out = b.relu((*bn1_)(b, (*conv1_)(b, x)));
+    out = b.relu((*bn2_)(b, (*conv2_)(b, out)));
+    out = (*bn3_)(b, (*conv3_)(b, out));
+    const sf::Value identity = down_conv_ ? (*down_bn_)(b, (*down_conv_)(b, x)) : x;
+    return b.relu(b.add(out, identity));
+  }
+
+ private:
+  std::shared_ptr<nn::Conv2d> conv1_, conv2_, conv3_, down_conv_;
+  std::shared_ptr<nn::BatchNorm2d> bn1_, bn2_, bn3_, down_bn_;
+};
+
+class Head : public nn::Cell {
+ public:
+  Head() {
+    conv_ = register_cell("conv", std::make_shared<nn::Conv2d>(1, 16, 3, 1, 1));
+    bn_ = register_cell("bn", std::make_shared<nn::BatchNorm2d>(16));
+    pool_ = register_cell("pool", std::make_shared<nn::MaxPool2d>(2, 2));
+  }
+  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
+    return (*pool_)(b, b.relu((*bn_)(b, (*conv_)(b, x))));
+  }
+
+ private:
+  std::shared_ptr<nn::Conv2d> conv_;
+  std::shared_ptr<nn::BatchNorm2d> bn_;
+  std::shared_ptr<nn::MaxPool2d> pool_;
+};
+
+class ResNet : public nn::Cell {
+ public:
+  explicit ResNet(int64_t num_classes = 10) {
+    head = register_cell("head", std::make_shared<Head>());
+    layer1 = register_cell("layer1", std::make_shared<ResidualBlock>(16, 32, 1));
+    layer2 = register_cell("layer2", std::make_shared<ResidualBlock>(32, 64, 2));
+    layer3 = register_cell("layer3", std::make_shared<ResidualBlock>(64, 128, 2));
+    layer4 = register_cell("layer4", std::make_shared<ResidualBlock>(128, 256, 2));
+    pool = register_cell("pool", std::make_shared<nn::GlobalAvgPool2d>());
+    fc = register_cell("fc", std::make_shared<nn::Dense>(256, num_classes));
+  }
+  // The seed's assignment for 2 stages (head to layer2 on 0; layer3 to fc on 1), or for 4.
+  void set_stages(int stages) {
+    const std::vector<int> two{0, 0, 0, 1, 1, 1}, four{0, 0, 1, 2, 3, 3};
+    const std::vector<int>& s = stages == 4 ? four : two;
+    std::vector<nn::Cell*> cells{head.get(), layer1.get(), layer2.get(), layer3.get(), layer4.get(), fc.get()};
+    for (size_t i = 0; i < cells.size(); ++i) cells[i]->set_pipeline_stage(stages == 1 ? 0 : s[i]);
+  }
+  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
+    x = (*head)(b, x);
+    x = (*layer1)(b, x);
+    x = (*layer2)(b, x);
+    x = (*layer3)(b, x);
+    x = (*layer4)(b, x);
+    x = (*pool)(b, x);  // the seed's ReduceMean over (2, 3) and Squeeze
+    return (*fc)(b, x);
+  }
+
+  std::shared_ptr<Head> head;
+  std::shared_ptr<ResidualBlock> layer1, layer2, layer3, layer4;
+  std::shared_ptr<nn::GlobalAvgPool2d> pool;
+  std::shared_ptr<nn::Dense> fc;
+};
+
+}  // namespace seed003
