@@ -1,6 +1,8 @@
 // Bubble and memory of the pipeline schedules, measured against theory: p stages × m
 // micro-batches of a network whose stages do equal work (each stage `--layers` Dense layers of
-// `--width`, no bias, ReLU; the last adds a small classifier), trained with Model on virtual
+// `--width`, no bias, ReLU; the first stage starts with a small Dense from 16 features, so that
+// its wide layers compute input gradients as every other stage's do, and the last ends with a
+// small classifier), trained with Model on virtual
 // devices (one thread per stage). For each schedule it prints the theoretical bubble fraction,
 // the simulator's, and the measured one (the median over `--steps` timed steps of the idle share
 // of p × makespan read off the stage actors' clocks), with each stage's peak stashed
@@ -28,6 +30,8 @@
 
 namespace {
 
+constexpr int64_t kInputFeatures = 16;
+
 struct Options {
   int stages = 4, micro = 8, chunks = 2, layers = 2, steps = 7, warmup = 2;
   int64_t width = 512, rows = 64;
@@ -47,6 +51,7 @@ std::shared_ptr<sf::nn::SequentialCell> balanced_net(const Options& o, int virtu
   std::vector<sf::nn::CellPtr> blocks;
   for (int k = 0; k < virtual_stages; ++k) {
     std::vector<sf::nn::CellPtr> layers;
+    if (k == 0) layers.push_back(std::make_shared<sf::nn::Dense>(kInputFeatures, o.width, "dense_weight", "zeros", false));
     for (int l = 0; l < o.layers; ++l) {
       layers.push_back(std::make_shared<sf::nn::Dense>(o.width, o.width, "dense_weight", "zeros", false));
       layers.push_back(std::make_shared<sf::nn::ReLU>());
@@ -61,7 +66,7 @@ std::shared_ptr<sf::nn::SequentialCell> balanced_net(const Options& o, int virtu
 
 sf::dataset::Dataset rows(const Options& o, int64_t n) {
   return sf::dataset::Dataset::generator(
-      [w = o.width](int64_t i) {
+      [w = kInputFeatures](int64_t i) {
         sf::Tensor x({w});
         for (int64_t k = 0; k < w; ++k) x.f32()[k] = sf::normal_at(1, 0, static_cast<uint64_t>(i * w + k));
         return std::vector<sf::Tensor>{x, sf::Tensor::from_vector({}, std::vector<int32_t>{static_cast<int32_t>(i % 10)})};
