@@ -90,8 +90,6 @@ void infer_stages(const Graph& g, const std::vector<char>& needed, std::vector<i
 
 struct Builder {
   const Graph& src;
-  const std::vector<int>& stage;
-  const std::vector<char>& needed;
   StageGraph out;
   std::vector<int> map;  // original id -> id in out.graph
 
@@ -153,7 +151,7 @@ std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> 
 
   std::vector<StageGraph> stages;
   for (int k = 0; k < virtual_stages; ++k) {
-    Builder b{g, stage, needed, {}, std::vector<int>(g.size(), -1)};
+    Builder b{g, {}, std::vector<int>(g.size(), -1)};
     b.out.virtual_stage = k;
     Graph& sg = b.out.graph;
     if (k > 0)
