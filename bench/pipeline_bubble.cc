@@ -64,7 +64,7 @@ std::shared_ptr<sf::nn::SequentialCell> balanced_net(const Options& o, int virtu
   return std::make_shared<sf::nn::SequentialCell>(blocks);
 }
 
-sf::dataset::Dataset rows(const Options& o, int64_t n) {
+sf::dataset::Dataset rows(int64_t n) {
   return sf::dataset::Dataset::generator(
       [w = kInputFeatures](int64_t i) {
         sf::Tensor x({w});
@@ -101,7 +101,7 @@ void run(const Options& o, const std::string& schedule) {
     sf::Model model(pipe, sf::nn::SGD(net->infer_param_pipeline_stage(), 1e-3f), {.trace = true});
     auto log = std::make_shared<Timelines>();
     log->model = &model;
-    model.train(1, rows(o, batch * (o.warmup + o.steps)).batch(batch), {log});
+    model.train(1, rows(batch * (o.warmup + o.steps)).batch(batch), {log});
 
     // Every rank's memory peak over the timed steps, in KiB, to rank 0.
     size_t peak = 0;

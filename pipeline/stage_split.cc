@@ -41,12 +41,6 @@ std::vector<int> runnable(const Graph& g, const std::vector<char>& set, const st
   return out;
 }
 
-std::vector<char> mark(int size, const std::vector<int>& ids) {
-  std::vector<char> m(size, 0);
-  for (int id : ids) m[id] = 1;
-  return m;
-}
-
 // Values computed or fed before a phase (`before`) that the nodes of `later` read.
 std::vector<int> stash(const Graph& g, const std::vector<char>& before, const std::vector<int>& later) {
   std::vector<char> keep(g.size(), 0);
