@@ -210,3 +210,39 @@ TEST(PipelineErrors, ARefusalOnOneRankStopsEveryRankWithoutAStep) {
 
 }  // namespace
 }  // namespace sf::traintest
+
+namespace sf::traintest {
+namespace {
+
+// Rank 1 (the last stage) fails after its third step; rank 0, waiting for its gradients in the
+// fourth, must get an error naming rank 1 at once (its endpoint is closed), not hang.
+TEST(PipelineFailure, ANeighbourThatDiesMidTrainingIsNamed) {
+  ParallelContextGuard guard(stages_ctx(2));
+  struct Die : Callback {
+    int rank = 0;
+    void on_step_end(const RunContext& ctx) override {
+      if (rank == 1 && ctx.step_in_epoch == 3) throw Error("rank 1 stops");
+    }
+  };
+  std::vector<std::string> errors(2);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_ANY_THROW(run_world(2, Wire::kInproc, [&](int rank) {
+    auto net = pipe_net(2, {0, 1});
+    nn::PipelineCell pipe(nn::WithLossCell(*net, nn::CrossEntropyLoss()), 2);
+    Model model(pipe, nn::Momentum(net->infer_param_pipeline_stage(), 0.02f, 0.9f));
+    auto die = std::make_shared<Die>();
+    die->rank = rank;
+    try {
+      model.train(1, pipe_rows(8 * 10).batch(8), {die});
+    } catch (const std::exception& e) {
+      errors[rank] = e.what();
+      throw;
+    }
+  }));
+  EXPECT_EQ(errors[1], "rank 1 stops");
+  EXPECT_THAT(errors[0], testing::HasSubstr("nothing from rank 1"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+}  // namespace
+}  // namespace sf::traintest
