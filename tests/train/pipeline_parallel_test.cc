@@ -246,3 +246,30 @@ TEST(PipelineFailure, ANeighbourThatDiesMidTrainingIsNamed) {
 
 }  // namespace
 }  // namespace sf::traintest
+
+namespace sf::traintest {
+namespace {
+
+// The micro-batch actors alive at once on stage s: m under GPipe, p - s under 1F1B (p = 4, m = 8).
+std::vector<int> peak_in_flight(const char* scheduler) {
+  AutoParallelContext ctx = stages_ctx(4);
+  ctx.pipeline_scheduler = scheduler;
+  ParallelContextGuard guard(ctx);
+  std::vector<int> peak(4);
+  run_world(4, Wire::kInproc, [&](int rank) {
+    auto net = pipe_net(4, {0, 1, 2, 3});
+    nn::PipelineCell pipe(nn::WithLossCell(*net, nn::CrossEntropyLoss()), 8);
+    Model model(pipe, nn::Momentum(net->infer_param_pipeline_stage(), 0.02f, 0.9f));
+    model.train(1, pipe_rows(16).batch(16));
+    peak[rank] = model.pipeline_step()->last().peak_in_flight;
+  });
+  return peak;
+}
+
+TEST(PipelineParallel, MicroBatchesInFlightAreBoundedByTheSchedule) {
+  EXPECT_EQ(peak_in_flight("gpipe"), (std::vector<int>{8, 8, 8, 8}));
+  EXPECT_EQ(peak_in_flight("1f1b"), (std::vector<int>{4, 3, 2, 1}));
+}
+
+}  // namespace
+}  // namespace sf::traintest
