@@ -10,6 +10,7 @@
 #include <caf/send.hpp>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "comm/all_gather.h"
