@@ -54,4 +54,11 @@ std::vector<std::vector<int>> Graph::consumers() const {
   return out;
 }
 
+std::vector<int> in_place_nodes(const Graph& g) {
+  std::vector<int> out;
+  for (const Node& n : g.nodes())
+    if (n.def && n.def->inplace_input >= 0) out.push_back(n.id);
+  return out;
+}
+
 }  // namespace sf

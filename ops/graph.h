@@ -54,6 +54,11 @@ class Graph {
   std::deque<Node> nodes_;
 };
 
+// Nodes whose op updates one of its inputs in place (OpDef::inplace_input), in id order: in a
+// forward graph, state such as BatchNorm's moving statistics, which nothing reads and which a
+// program must fetch for the update to happen.
+std::vector<int> in_place_nodes(const Graph& g);
+
 // "fc1/MatMul 'MatMul'" style label used in error messages: op and node name.
 std::string node_label(const Node& n);
 

@@ -14,7 +14,6 @@ namespace sf::pipeline {
 namespace {
 
 bool source_like(const Node& n) { return n.inputs.empty(); }
-bool in_place(const Node& n) { return n.def && n.def->inplace_input >= 0; }
 
 // Nodes `roots` depend on, roots included.
 std::vector<char> ancestors(const Graph& g, const std::vector<int>& roots) {
@@ -113,8 +112,7 @@ std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> 
   SF_ENFORCE(static_cast<int>(stage.size()) == g.size(), InvalidArgument,
              "pipeline: {} stage assignments for a graph of {} nodes", stage.size(), g.size());
   std::vector<int> roots{loss};
-  for (int id = 0; id < g.size(); ++id)
-    if (in_place(g.node(id))) roots.push_back(id);
+  for (int id : in_place_nodes(g)) roots.push_back(id);
   const std::vector<char> needed = ancestors(g, roots);
   infer_stages(g, needed, stage, virtual_stages);
 
@@ -161,8 +159,8 @@ std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> 
       std::vector<int> ins;
       for (int in : n.inputs) ins.push_back(b.get(in));
       b.map[id] = sg.add(n.op, std::move(ins), n.attrs, n.name);
-      if (in_place(n)) b.out.state_updates.push_back(b.map[id]);
     }
+    b.out.state_updates = in_place_nodes(sg);  // before the backward adds any node
     for (int u : boundary[k]) b.out.send_outputs.push_back(b.map[u]);
 
     GraphBuilder gb(sg);

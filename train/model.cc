@@ -23,6 +23,13 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
               loss = loss.valid() ? b.add(loss, l) : l;
             }
             if (parts.size() > 1) loss = b.mul(loss, b.fill({}, 1.0f / static_cast<float>(parts.size())));
+            // In-place state updates of the forward (BatchNorm's moving statistics) run each step
+            // too, fetched after the gradients. Each row block would update the same tensors.
+            const std::vector<int> updates = in_place_nodes(b.graph());
+            SF_ENFORCE(updates.empty() || parts.size() == 1, InvalidArgument,
+                       "Model: the network updates state in its forward ({}), which {} row blocks per batch would "
+                       "each update; use ExecOptions::batch_splits = 1",
+                       node_label(b.graph().node(updates[0])), parts.size());
             std::vector<int> params;
             std::vector<int> grads = parameter_gradients(b.graph(), loss.id, optimizer_->parameters(), &params);
             const auto lr = optimizer_->in_graph_sgd_rate();
@@ -46,8 +53,9 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
             }
             p.fetches = {loss.id};
             p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
+            p.fetches.insert(p.fetches.end(), updates.begin(), updates.end());
           },
-          optimizer_->parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {
+          net.get_parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {
   nn::check_parameters_of("Model", optimizer_->parameters(), net_.trainable_params());
   mode_ = get_auto_parallel_context().parallel_mode;
   const bool sharded = mode_ == ParallelMode::kSemiAutoParallel || mode_ == ParallelMode::kAutoParallel;
@@ -120,7 +128,8 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
             if (in_graph) {
               optimizer_->count_step();
             } else {
-              grads.assign(out.begin() + 1, out.end());
+              const auto n = static_cast<std::ptrdiff_t>(optimizer_->parameters().size());
+              grads.assign(out.begin() + 1, out.begin() + 1 + n);
               optimizer_->step(grads);
             }
             ++ctx.step_in_epoch;
@@ -186,7 +195,7 @@ double Model::eval_accuracy(const dataset::Dataset& eval_set) {
     pipeline_->share_parameters(net_.get_parameters());
     if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.get_parameters(), opts_);
   }
-  if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, optimizer_->parameters(), opts_);
+  if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.get_parameters(), opts_);
   int64_t correct = 0, total = 0;
   dataset::BatchIterator it = eval_set.iterator(0);
   while (const std::vector<Tensor>* batch = it.next()) {

@@ -16,6 +16,9 @@
 // steps on the fetched gradient blocks. eval_accuracy there gathers the parameter blocks
 // (train/gather_parameters.h) and evaluates the whole network on every rank, which then all
 // report the accuracy one device would with the same parameters.
+// A network that updates state in its forward (BatchNorm's moving statistics) has every
+// parameter bound, trainable or not, and the updates run each training step; it is refused
+// with ExecOptions that split a batch into row blocks, each of which would update them.
 //
 //   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
 //   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
