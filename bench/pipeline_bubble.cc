@@ -117,10 +117,10 @@ void run(const Options& o, const std::string& schedule) {
     const auto [measured, median_step] = bubbles[bubbles.size() / 2];
     const sf::pipeline::Timeline& t = log->steps[median_step];
     const auto stats = sf::pipeline::timeline_stats(t);
-    const bool split = schedule == "zb_h1";
-    const auto sim = sf::pipeline::simulate_schedule(
-        sf::pipeline::make_schedule(sf::pipeline::schedule_kind(schedule), o.stages, o.micro, v),
-        split ? sf::pipeline::ActionCosts{1, 1, 1} : sf::pipeline::ActionCosts{1, 2, 1});
+    const auto planned = sf::pipeline::make_schedule(sf::pipeline::schedule_kind(schedule), o.stages, o.micro, v);
+    const auto sim = sf::pipeline::simulate_schedule(planned, sf::pipeline::splits_backward(planned)
+                                                                  ? sf::pipeline::ActionCosts{1, 1, 1}
+                                                                  : sf::pipeline::ActionCosts{1, 2, 1});
     const double th = theory(schedule, o.stages, o.micro, v);
     std::string stash, stash_theory, kib;
     for (int s = 0; s < o.stages; ++s) {

@@ -76,6 +76,12 @@ std::vector<Action> zero_bubble_h1(int p, int m, int s) {
 
 }  // namespace
 
+bool splits_backward(const Schedule& schedule) {
+  return std::any_of(schedule.actions.begin(), schedule.actions.end(), [](const std::vector<Action>& list) {
+    return std::any_of(list.begin(), list.end(), [](const Action& a) { return a.kind == ActionKind::kWeight; });
+  });
+}
+
 ScheduleKind schedule_kind(std::string_view name) {
   for (ScheduleKind k : {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
                          ScheduleKind::kZeroBubbleH1})

@@ -42,6 +42,9 @@ ScheduleKind schedule_kind(std::string_view name);
 // micro-batches go round the ranks in groups of p).
 Schedule make_schedule(ScheduleKind kind, int stages, int micro_batches, int chunks = 1);
 
+// True if the schedule splits the backward into B and W (it has W actions), as ZB-H1 does.
+bool splits_backward(const Schedule& schedule);
+
 // One line per stage, e.g. "F0 F1 B0 B1\nF0 B0 F1 B1\n".
 std::string to_text(const Schedule& schedule);
 

@@ -24,9 +24,6 @@ bool has_kind(const Schedule& s, auto pred) {
   }
   return false;
 }
-bool splits_backward(const Schedule& s) {
-  return has_kind(s, [](ActionKind k) { return k == ActionKind::kWeight; });
-}
 bool has_transfers(const Schedule& s) {
   return has_kind(s, [](ActionKind k) { return !is_compute(k); });
 }

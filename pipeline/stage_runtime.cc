@@ -63,7 +63,7 @@ struct StageRuntime::Impl {
   int p = 1, v = 1, m = 1, stage = 0, replica = 0, world = 1;
   comm::Group world_group;
   std::optional<comm::Group> dp_group;
-  std::vector<std::pair<std::string, comm::Group>> shared;  // parameter name -> its stages' group
+  std::vector<std::pair<int, comm::Group>> shared;  // index in `names` -> the group of its stages
   std::vector<std::string> names;                           // this rank's parameters
   std::vector<Tensor> values;                               // per names
   std::vector<std::vector<Tensor>> chunk_params;            // [chunk] per its stage's param_nodes
@@ -109,8 +109,7 @@ StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages
   set_blas_threads(1);
   im.lowered = with_transfers(schedule);
   simulate_schedule(im.lowered);  // throws on an incomplete list or a deadlock, before any message
-  const bool split = std::any_of(schedule.actions[0].begin(), schedule.actions[0].end(),
-                                 [](const Action& a) { return a.kind == ActionKind::kWeight; });
+  const bool split = splits_backward(schedule);
   for (int c = 0; c < im.v; ++c)
     SF_ENFORCE(im.graph(c).split_backward == split, InvalidArgument,
                "pipeline: the stages were split {} a separate weight pass but schedule '{}' {} one",
@@ -147,7 +146,8 @@ StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages
       ranks.push_back(s * opts.dp + im.replica);
       key += fmt::format("_{}", s);
     }
-    im.shared.emplace_back(name, group_of(fmt::format("pipeline_shared{}_replica{}", key, im.replica), ranks));
+    im.shared.emplace_back(index.at(name),
+                           group_of(fmt::format("pipeline_shared{}_replica{}", key, im.replica), ranks));
   }
   im.timeline.stages = im.p;
   im.timeline.micro_batches = im.m;
@@ -281,12 +281,7 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
 }
 
 void StageRuntime::Impl::combine(std::vector<Tensor>& grads) {
-  std::map<std::string, int> index;
-  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = static_cast<int>(i);
-  for (auto& [name, group] : shared) {
-    Tensor& g = grads[index.at(name)];
-    g = comm::all_reduce(g, {.group = group});
-  }
+  for (auto& [i, group] : shared) grads[i] = comm::all_reduce(grads[i], {.group = group});
   if (!dp_group || grads.empty()) return;
   int64_t total = 0;
   for (const Tensor& g : grads) total += g.numel();

@@ -99,20 +99,15 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
   if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
-  if (pipeline_) return train_pipeline(epochs, train_set, callbacks);
+  if (pipeline_) {
+    run_epochs(epochs, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
+      while (const std::vector<Tensor>* batch = it.next()) step_done(pipeline_->step(*batch));
+    });
+    return;
+  }
   const bool in_graph = !semi_ && optimizer_->in_graph_sgd_rate().has_value();
   std::vector<Tensor> grads;
-  RunContext ctx;
-  ctx.epochs = epochs;
-  ctx.steps_per_epoch = train_set.get_dataset_size();
-  ctx.optimizer = optimizer_.get();
-  ctx.global_step = optimizer_->global_step();
-  for (auto& cb : callbacks) cb->on_train_begin(ctx);
-  for (int64_t e = 0; e < epochs; ++e) {
-    ctx.epoch = e + 1;
-    ctx.step_in_epoch = 0;
-    for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
-    dataset::BatchIterator it = train_set.iterator(e);
+  run_epochs(epochs, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
     const std::vector<Tensor>* batch = it.next();
     // Steps run back to back inside the actor system; a batch of another shape (a short last
     // batch) ends the loop and continues on the program built for it.
@@ -132,19 +127,15 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
               grads.assign(out.begin() + 1, out.begin() + 1 + n);
               optimizer_->step(grads);
             }
-            ++ctx.step_in_epoch;
-            ctx.global_step = optimizer_->global_step();
-            ctx.loss = out[0].item();
-            for (auto& cb : callbacks) cb->on_step_end(ctx);
+            step_done(out[0].item());
             batch = it.next();
           });
     }
-    for (auto& cb : callbacks) cb->on_epoch_end(ctx);
-  }
-  for (auto& cb : callbacks) cb->on_train_end(ctx);
+  });
 }
 
-void Model::train_pipeline(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks) {
+void Model::run_epochs(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
+                       const EpochFn& run_epoch) {
   RunContext ctx;
   ctx.epochs = epochs;
   ctx.steps_per_epoch = train_set.get_dataset_size();
@@ -156,12 +147,12 @@ void Model::train_pipeline(int64_t epochs, const dataset::Dataset& train_set, co
     ctx.step_in_epoch = 0;
     for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
     dataset::BatchIterator it = train_set.iterator(e);
-    while (const std::vector<Tensor>* batch = it.next()) {
-      ctx.loss = pipeline_->step(*batch);
+    run_epoch(it, [&](float loss) {
       ++ctx.step_in_epoch;
       ctx.global_step = optimizer_->global_step();
+      ctx.loss = loss;
       for (auto& cb : callbacks) cb->on_step_end(ctx);
-    }
+    });
     for (auto& cb : callbacks) cb->on_epoch_end(ctx);
   }
   for (auto& cb : callbacks) cb->on_train_end(ctx);

@@ -24,6 +24,7 @@
 //   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,7 +79,12 @@ class Model {
   PipelineStep* pipeline_step() { return pipeline_.get(); }
 
  private:
-  void train_pipeline(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks);
+  // The epochs of train() with their callbacks around `run_epoch`, which walks one epoch's
+  // batches and calls step_done(loss) after each step (on whichever thread runs the step).
+  using StepDone = std::function<void(float loss)>;
+  using EpochFn = std::function<void(dataset::BatchIterator& it, const StepDone& step_done)>;
+  void run_epochs(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
+                  const EpochFn& run_epoch);
 
   nn::Cell& net_;
   std::shared_ptr<nn::LossFn> loss_;

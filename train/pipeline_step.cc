@@ -84,9 +84,8 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
     loss = nwl(b, x, y).id;
     stage_of = record.stage_of_nodes(graph->size());
   }
-  const bool split = schedule_.name == "zb_h1";
   auto stages = std::make_shared<const std::vector<pipeline::StageGraph>>(
-      pipeline::split_stages(*graph, loss, stage_of, stages_ * chunks_, split));
+      pipeline::split_stages(*graph, loss, stage_of, stages_ * chunks_, pipeline::splits_backward(schedule_)));
   stage_graphs_ = stages;
 
   std::map<std::string, Parameter> by_name;

@@ -85,16 +85,8 @@ void forward_max(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
   float* o = out.f32();
   for (int64_t p = 0; p < g.planes; ++p) {
     const float* plane = x + p * g.h * g.w;
-    for (int64_t i = 0; i < g.oh; ++i) {
-      const int64_t r0 = g.h0(i), r1 = g.h1(i);
-      for (int64_t j = 0; j < g.ow; ++j, ++o) {
-        const int64_t c0 = g.w0(j), c1 = g.w1(j);
-        float m = -std::numeric_limits<float>::infinity();
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = c0; c < c1; ++c) m = std::max(m, plane[r * g.w + c]);
-        *o = m;
-      }
-    }
+    for (int64_t i = 0; i < g.oh; ++i)
+      for (int64_t j = 0; j < g.ow; ++j, ++o) *o = plane[argmax_in_window(g, plane, i, j)];
   }
 }
 

@@ -15,18 +15,7 @@ on_exit() {
 }
 trap on_exit EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-show() { echo "--- $1:" >&2; cat "$1" >&2 || true; }
-# expect_in FILE TEXT: FILE has TEXT (fixed string).
-expect_in() { grep -qF -- "$2" "$1" || { show "$1"; fail "expected '$2' in $1"; }; }
-expect_not_in() { ! grep -qF -- "$2" "$1" || { show "$1"; fail "did not expect '$2' in $1"; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 # The pids sfrun wrote for job $1.
 job_pids() { cat "$logs/$1"/rank.*/pid 2>/dev/null; }
 # wait_pids JOB N SECONDS: until N pid files exist.

@@ -3,11 +3,7 @@
 # 4 × 8 × 2 = 64 blocks. Chromium runs under `timeout 60` with a fresh profile each time,
 # since a headless Chromium can hang.
 source "$(dirname "$0")/lib.sh"
-chromium=$(command -v chromium || command -v chromium-browser) ||
-  skip "chromium is not installed (scripts/bootstrap.sh installs it)"
-chrome() {
-  timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$(mktemp -d "$work/profile.XXXXXX")" "$@"
-}
+need_chromium
 
 "$SFVIZ" plan --schedule 1f1b --stages 4 --micro-batches 8 --html "$work/1f1b.html" >"$work/out" 2>&1 ||
   { show "$work/out"; fail "sfviz plan failed"; }

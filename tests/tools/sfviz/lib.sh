@@ -4,16 +4,14 @@ set -u
 work=$(mktemp -d "${TMPDIR:-/tmp}/sfviz-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+
+# need_chromium: skips the test where chromium is not installed. chrome ARGS...: headless
+# Chromium under `timeout 60` with a fresh profile each time, since a headless Chromium can hang.
+need_chromium() {
+  chromium=$(command -v chromium || command -v chromium-browser) ||
+    skip "chromium is not installed (scripts/bootstrap.sh installs it)"
 }
-skip() {
-  echo "SKIP: $*"
-  exit 77
+chrome() {
+  timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$(mktemp -d "$work/profile.XXXXXX")" "$@"
 }
-show() { echo "--- $1:" >&2; cat "$1" >&2 || true; }
-# expect_in FILE TEXT: FILE has TEXT (fixed string).
-expect_in() { grep -qF -- "$2" "$1" || { show "$1"; fail "expected '$2' in $1"; }; }
-# count_in FILE TEXT: how many times TEXT occurs in FILE.
-count_in() { grep -oF -- "$2" "$1" | wc -l; }

@@ -4,11 +4,7 @@
 # DOM holds 64 planned + 64 measured blocks. The screenshot and page are kept in
 # $PICTURES_DIR (the build's pictures/), to look at.
 source "$(dirname "$0")/lib.sh"
-chromium=$(command -v chromium || command -v chromium-browser) ||
-  skip "chromium is not installed (scripts/bootstrap.sh installs it)"
-chrome() {
-  timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$(mktemp -d "$work/profile.XXXXXX")" "$@"
-}
+need_chromium
 
 timeout 120 "$PIPELINE_BUBBLE" --schedules 1f1b --stages 4 --micro-batches 8 --width 128 --rows 32 --warmup 1 --steps 1 \
   --timeline-dir "$work" >"$work/bench.out" 2>&1 || { show "$work/bench.out"; fail "pipeline_bubble failed"; }
