@@ -11,7 +11,10 @@
 //
 // inproc: --ranks virtual ranks as threads of this process over make_inproc_world(N); zmq:
 // --ranks threads of this process over make_zmq_world(N) on real sockets (--zmq-scheme tcp on
-// 127.0.0.1, or ipc); mpi: one rank per process of the mpirun job over make_mpi_world().
+// 127.0.0.1, or ipc), or, when SF_RANK is set (sfrun, or bench/compare_mpi.sh), one rank per
+// process joined through SF_RANK, SF_WORLD_SIZE, SF_RENDEZVOUS and SF_JOB_SECRET (the data
+// endpoints take the rendezvous's scheme); mpi: one rank per process of the mpirun job over
+// make_mpi_world().
 //
 // Timing (as osu_allreduce): per size, the input tensor is allocated and filled once; warm-up
 // calls (each followed by a barrier) size the first chunk of timed calls; every timed call is
@@ -38,6 +41,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fmt/format.h>
 #include <memory>
@@ -322,12 +326,13 @@ int run_threads(const Config& cfg, const std::vector<std::shared_ptr<comm::Trans
   return rc;
 }
 
-int run_mpi(const Config& cfg, bool ranks_given) {
-  auto world = comm::make_mpi_world();
+// One rank per process: `world` is this process's endpoint of an mpirun job or of a zmq job
+// joined through sfrun's variables.
+int run_process(const Config& cfg, const std::shared_ptr<comm::Transport>& world, bool ranks_given) {
   const int me = world->rank(), n = world->size();
   try {
     if (ranks_given && cfg.ranks != n)
-      throw sf::InvalidArgument(fmt::format("--ranks {} but the mpirun job has {} ranks", cfg.ranks, n));
+      throw sf::InvalidArgument(fmt::format("--ranks {} but the job has {} ranks", cfg.ranks, n));
     auto rows = run_rank(cfg, comm::world_group(world));
     if (me == 0) print(cfg, n, rows);
     return 0;
@@ -382,7 +387,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (cfg.transport == "mpi") return run_mpi(cfg, app.count("--ranks") > 0);
+    const bool ranks_given = app.count("--ranks") > 0;
+    if (cfg.transport == "mpi") return run_process(cfg, comm::make_mpi_world(), ranks_given);
+    if (cfg.transport == "zmq" && std::getenv("SF_RANK"))
+      return run_process(cfg, comm::make_zmq_world(comm::zmq_join_from_env()), ranks_given);
     if (cfg.transport == "zmq")
       return run_threads(cfg, comm::make_zmq_world(cfg.ranks, {.scheme = zmq_scheme == "ipc" ? comm::ZmqScheme::kIpc
                                                                                               : comm::ZmqScheme::kTcp}));

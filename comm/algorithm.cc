@@ -80,4 +80,6 @@ Algorithm resolve_algorithm(Collective c, Algorithm requested, int64_t nbytes, i
   return requested;
 }
 
+int64_t Transport::segment_bytes() const { return kSegmentBytes; }
+
 }  // namespace sf::comm

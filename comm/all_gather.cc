@@ -47,9 +47,9 @@ void by_reference(detail::Call& call, const Tensor& input, Tensor& out) {
 
 Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm algo, uint32_t seq) {
   detail::Call call(signature(input), o.group, seq, o.timeout);
-  const int n = call.size();
+  const int n = call.size(), r = call.rank();
   Tensor out = make_output(input, n);
-  const int64_t m = input.numel(), seg = detail::segment_elems(input.dtype());
+  const int64_t m = input.numel(), seg = call.segment_elems(input.dtype());
   if (n == 1 || m == 0) {
     detail::copy_elems(out, 0, input, 0, m);
     return out;
@@ -60,10 +60,12 @@ Tensor run(const Tensor& input, const AllGatherOptions& o, Algorithm algo, uint3
   }
   // Block j of the output is rank j's input: elements [j*m, (j+1)*m).
   const std::vector<detail::Range> blocks = detail::block_ranges(n * m, n);
-  for (int64_t k = 0; k < detail::segment_count(n * m, n, seg); ++k) {
-    detail::Range mine = detail::segment_of({0, m}, seg, k);
-    detail::ring_all_gather_segment(call, detail::pooled_copy(input, mine.begin, mine.size()), out, blocks, seg, k);
+  detail::copy_elems(out, blocks[r].begin, input, 0, m);
+  for (int64_t k = 0; k < detail::segment_count(blocks, seg); ++k) {
+    const detail::Range mine = detail::segment_of({0, m}, seg, k);
+    call.send((r + 1) % n, detail::pooled_copy(input, mine.begin, mine.size()), detail::kAllGatherSlot);
   }
+  detail::ring_all_gather(call, out, blocks, seg);
   return out;
 }
 

@@ -32,16 +32,17 @@ Algorithm validate(const Tensor& input, const AllReduceOptions& o) {
 }
 
 Tensor ring(Call& call, const Tensor& in, ReduceOp op) {
-  const int n = call.size();
-  const int64_t count = in.numel(), seg = detail::segment_elems(in.dtype());
-  const std::vector<detail::Range> blocks = detail::block_ranges(count, n);
+  const int n = call.size(), r = call.rank();
+  const int64_t seg = call.segment_elems(in.dtype());
+  const std::vector<detail::Range> blocks = detail::block_ranges(in.numel(), n);
   Tensor out = Tensor::empty(in.shape(), in.dtype());
-  // Segment by segment: reduce-scatter leaves block r's segment reduced on rank r, the
-  // all-gather then passes each reduced segment around the ring.
-  for (int64_t k = 0; k < detail::segment_count(count, n, seg); ++k) {
-    Tensor mine = detail::ring_reduce_scatter_segment(call, op, in, blocks, seg, k);
-    detail::ring_all_gather_segment(call, std::move(mine), out, blocks, seg, k);
-  }
+  // Each segment of block r, once reduced, goes into the output and straight on around the
+  // ring: the all-gather of segment k overlaps the reduce-scatter of the later ones.
+  detail::ring_reduce_scatter(call, op, in, blocks, seg, [&](int64_t k, Tensor t) {
+    detail::copy_elems(out, detail::segment_of(blocks[r], seg, k).begin, t, 0, t.numel());
+    call.send((r + 1) % n, t, detail::kAllGatherSlot);
+  });
+  detail::ring_all_gather(call, out, blocks, seg);
   return out;
 }
 

@@ -64,7 +64,7 @@ Tensor run(const Tensor& input, const BroadcastOptions& o, Algorithm algo, uint3
   for (int m = low >> 1; m >= 1; m >>= 1)
     if (v + m < n) children.push_back((v + m + o.root) % n);
   const int parent = v == 0 ? -1 : (v - low + o.root) % n;
-  const int64_t count = input.numel(), seg = detail::segment_elems(input.dtype());
+  const int64_t count = input.numel(), seg = call.segment_elems(input.dtype());
   for (int64_t k = 0; k < std::max<int64_t>(1, (count + seg - 1) / seg); ++k) {
     detail::Range part = detail::segment_of({0, count}, seg, k);
     Tensor buf;

@@ -58,7 +58,7 @@ Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm algo, u
   detail::Call call(signature(input, o), o.group, seq, o.timeout);
   const int n = call.size(), r = call.rank();
   Tensor out = make_output(input, n);
-  const int64_t m = out.numel(), seg = detail::segment_elems(input.dtype());
+  const int64_t m = out.numel(), seg = call.segment_elems(input.dtype());
   if (n == 1 || m == 0) {
     detail::copy_elems(out, 0, input, 0, m);
     return out;
@@ -68,11 +68,10 @@ Tensor run(const Tensor& input, const ReduceScatterOptions& o, Algorithm algo, u
     return out;
   }
   const std::vector<detail::Range> blocks = detail::block_ranges(n * m, n);
-  for (int64_t k = 0; k < detail::segment_count(n * m, n, seg); ++k) {
-    Tensor mine = detail::ring_reduce_scatter_segment(call, o.op, input, blocks, seg, k);
-    detail::copy_elems(out, detail::segment_of(blocks[r], seg, k).begin - blocks[r].begin, mine, 0, mine.numel());
-    BufferPool::global().release(mine);
-  }
+  detail::ring_reduce_scatter(call, o.op, input, blocks, seg, [&](int64_t k, Tensor t) {
+    detail::copy_elems(out, detail::segment_of(blocks[r], seg, k).begin - blocks[r].begin, t, 0, t.numel());
+    BufferPool::global().release(t);
+  });
   return out;
 }
 

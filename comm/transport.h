@@ -29,7 +29,7 @@
 //    so that peers read and write them in place. Those algorithms return only after every peer
 //    has said it is done with this rank's tensors, so the promise above still holds.
 //
-// Optional capabilities (both off by default, so a backend that knows nothing of them keeps
+// Optional capabilities (all off or at their defaults, so a backend that knows nothing of them keeps
 // working): passes_by_reference(), and native_collectives(), a backend's own collectives (the
 // mpi backend's are MPI's) that the table may pick as Algorithm::kNative. Both must answer the
 // same on every rank of a world: the algorithm table depends on them.
@@ -79,6 +79,9 @@ class Transport {
   virtual bool passes_by_reference() const { return false; }
   // The backend's own collectives, or null (the default). Owned by the transport.
   virtual NativeCollectives* native_collectives() { return nullptr; }
+  // The message size, in bytes, that ring and tree algorithms cut large tensors into on this
+  // transport (comm/algorithm.h kSegmentBytes by default). Must be the same on every rank.
+  virtual int64_t segment_bytes() const;
 };
 
 }  // namespace sf::comm

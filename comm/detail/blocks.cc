@@ -1,5 +1,6 @@
 #include "comm/detail/blocks.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #if defined(__x86_64__)
@@ -11,7 +12,9 @@
 
 namespace sf::comm::detail {
 
-int64_t segment_elems(DType dtype) { return kSegmentBytes / static_cast<int64_t>(dtype_size(dtype)); }
+int64_t segment_elems(DType dtype, int64_t bytes) {
+  return std::max<int64_t>(1, bytes / static_cast<int64_t>(dtype_size(dtype)));
+}
 
 Tensor pooled_copy(const Tensor& src, int64_t off, int64_t n) {
   Tensor buf = BufferPool::global().acquire(src.dtype(), n);

@@ -46,8 +46,15 @@ inline int64_t segment_count(int64_t count, int n, int64_t seg) {
   return std::max<int64_t>(1, (largest + seg - 1) / seg);
 }
 
-// Segment length in elements for kSegmentBytes (comm/algorithm.h).
-int64_t segment_elems(DType dtype);
+// Segments needed to cover the largest of `blocks`; at least 1.
+inline int64_t segment_count(const std::vector<Range>& blocks, int64_t seg) {
+  int64_t largest = 0;
+  for (const Range& b : blocks) largest = std::max(largest, b.size());
+  return std::max<int64_t>(1, (largest + seg - 1) / seg);
+}
+
+// Segment length in elements of `dtype` for segments of `bytes` (at least one element).
+int64_t segment_elems(DType dtype, int64_t bytes);
 
 // Copies n elements: dst[dst_off ..) = src[src_off ..). Same dtype.
 inline void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, int64_t n) {

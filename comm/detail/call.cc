@@ -1,5 +1,7 @@
 #include "comm/detail/call.h"
 
+#include "comm/detail/blocks.h"
+
 #include <algorithm>
 #include <fmt/ranges.h>
 
@@ -83,6 +85,10 @@ void Call::check_signature(const Signature& mine) {
 
 std::string Call::where() const {
   return fmt::format("{} (group '{}', seq {}, rank {})", op_, group_.name(), seq_, group_.rank());
+}
+
+int64_t Call::segment_elems(DType dtype) const {
+  return detail::segment_elems(dtype, group_.transport().segment_bytes());
 }
 
 void Call::send(int peer, const Tensor& t, uint8_t slot) {

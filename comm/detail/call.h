@@ -57,6 +57,9 @@ class Call {
   // "AllReduce (group 'world', seq 3, rank 1)"
   std::string where() const;
 
+  // Elements of `dtype` per segment of the ring and tree algorithms on this group's transport.
+  int64_t segment_elems(DType dtype) const;
+
   // Sends t to group rank `peer` (ownership passes to the message, comm/transport.h).
   void send(int peer, const Tensor& t, uint8_t slot = 0);
   // The next message from group rank `peer` under `slot`; PeerLost as described above.

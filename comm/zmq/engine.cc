@@ -1,5 +1,5 @@
-// The I/O thread's loop, its links to the peers (DEALER, monitor, client handshake) and the
-// sending side: outbox, credit, close notices (comm/zmq/engine.h).
+// The I/O thread's loop and its links to the peers: DEALER, monitor, client handshake
+// (comm/zmq/engine.h).
 #include "comm/zmq/engine.h"
 
 #include <poll.h>
@@ -23,7 +23,7 @@ Fabric::Engine::Engine(Fabric& f, std::vector<std::string> endpoints)
   links_.resize(f.size_);
   for (int p = 0; p < f.size_; ++p) {
     if (p == f.rank_) continue;
-    links_[p] = std::make_unique<Link>(f.opts_.credit_bytes);
+    links_[p] = std::make_unique<Link>();
     links_[p]->endpoint = std::move(endpoints[p]);
     try {
       setup_link(p);
@@ -71,62 +71,95 @@ std::string Fabric::Engine::address_of(const Message& m) const {
 }
 
 void Fabric::Engine::loop() {
-  // One poll() over raw descriptors: the eventfd, and each socket's ZMQ_FD, which libzmq makes
-  // readable when commands reach the socket (a message arriving among them). A socket is
-  // drained until EAGAIN before its descriptor is trusted again. A send processes commands
-  // too and may consume the wake-up of a message that arrived meanwhile, so the ROUTER is
-  // drained again after every send on it; a DEALER only carries the handshake (read in its
-  // drain loop) and credit grants, so it is drained again when a message waits for credit.
-  // (zmq_poll does these checks with two poll()s and a getpid() per socket on every call:
-  // about twice the system calls per message, which cost much on these virtual machines.)
+  // One poll() over raw descriptors: the eventfd, each socket's ZMQ_FD, which libzmq makes
+  // readable when commands reach the socket (a message arriving among them), the lane listener,
+  // greetings in progress, every incoming lane, and the outgoing lanes that have bytes left.
+  // A zmq socket is drained until EAGAIN before its descriptor is trusted again; a send on
+  // the ROUTER processes commands too and may consume the wake-up of a message that arrived
+  // meanwhile, so the ROUTER is drained again after every send on it. (zmq_poll does these
+  // checks with two poll()s and a getpid() per socket on every call: about twice the system
+  // calls, which cost much on these virtual machines.) Lanes are plain sockets, level-triggered.
+  enum class Who : uint8_t { kWake, kRouter, kDealer, kMonitor, kListener, kGreeting, kLaneIn, kLaneOut };
+  struct Owner {
+    Who who;
+    size_t index;  // the peer's rank, or the greeting's index
+  };
   std::vector<pollfd> fds;
-  std::vector<int> owner;  // per descriptor: -1 wake fd, -2 router, p for a dealer, -3 - p for a monitor
+  std::vector<Owner> owner;
   for (;;) {
     fds.clear();
     owner.clear();
     bool pending = router_pending_;
-    auto watch = [&](int fd, int who) {
-      fds.push_back({fd, POLLIN, 0});
-      owner.push_back(who);
+    auto watch = [&](int fd, short events, Who who, size_t index) {
+      fds.push_back({fd, events, 0});
+      owner.push_back({who, index});
     };
-    watch(f_.wake_fd_, -1);
-    if (f_.router_) watch(router_fd_, -2);
+    watch(f_.wake_fd_, POLLIN, Who::kWake, 0);
+    if (f_.router_) watch(router_fd_, POLLIN, Who::kRouter, 0);
+    if (f_.lane_fd_ >= 0) watch(f_.lane_fd_, POLLIN, Who::kListener, 0);
+    for (size_t i = 0; i < greetings_.size(); ++i) watch(greetings_[i].fd, POLLIN, Who::kGreeting, i);
     auto timeout = milliseconds(-1);
+    auto until = [&](Clock::time_point t, Clock::time_point now) {
+      const auto left = std::chrono::ceil<milliseconds>(t - now);
+      timeout = timeout.count() < 0 ? left : std::min(timeout, left);
+    };
     const auto now = Clock::now();
+    if (!greetings_.empty()) until(greetings_.front().since + f_.opts_.connect_timeout, now);
     for (int p = 0; p < f_.size_; ++p) {
       if (!links_[p] || links_[p]->gone) continue;
       Link& l = *links_[p];
-      watch(l.dealer_fd, p);
-      watch(l.monitor_fd, -3 - p);
+      watch(l.dealer_fd, POLLIN, Who::kDealer, p);
+      watch(l.monitor_fd, POLLIN, Who::kMonitor, p);
+      if (l.in) watch(l.in->fd(), POLLIN, Who::kLaneIn, p);
+      OutLane& out = *f_.out_lanes_[p];
+      if (!out.idle() && out.fd() >= 0) watch(out.fd(), POLLOUT, Who::kLaneOut, p);
       pending = pending || l.dealer_pending || l.monitor_pending;
-      if (l.lost_at) {
-        const auto left = std::chrono::ceil<milliseconds>(*l.lost_at - now);
-        timeout = timeout.count() < 0 ? left : std::min(timeout, left);
-      }
+      if (l.lost_at) until(*l.lost_at, now);
     }
-    if (shutdown_seen_) {
-      const auto left = std::chrono::ceil<milliseconds>(linger_end_ - now);
-      timeout = timeout.count() < 0 ? left : std::min(timeout, left);
-    }
+    if (shutdown_seen_) until(linger_end_, now);
     const int wait_ms = pending ? 0 : timeout.count() < 0 ? -1 : static_cast<int>(std::max<long>(timeout.count(), 0));
     if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
       SF_THROW(Error, "zmq: poll failed: {}", std::strerror(errno));
+    const size_t greetings_before = greetings_.size();
     for (size_t i = 0; i < fds.size(); ++i) {
       const bool fired = fds[i].revents != 0;
-      const int who = owner[i];
-      if (who == -1) {
-        if (fired) take_requests();
-      } else if (who == -2) {
-        if (fired || router_pending_) router_pending_ = !on_router();
-      } else {
-        const int p = who >= 0 ? who : -3 - who;
-        Link& l = *links_[p];
-        if (l.gone) continue;
-        if (who >= 0 && (fired || l.dealer_pending)) l.dealer_pending = !on_dealer(p);
-        if (who < 0 && (fired || l.monitor_pending)) l.monitor_pending = !on_monitor(p);
+      const size_t k = owner[i].index;
+      Link* l = owner[i].who >= Who::kDealer && owner[i].who != Who::kListener && owner[i].who != Who::kGreeting
+                    ? links_[k].get()
+                    : nullptr;
+      if (l && l->gone) continue;
+      switch (owner[i].who) {
+        case Who::kWake:
+          if (fired) take_requests();
+          break;
+        case Who::kRouter:
+          if (fired || router_pending_) router_pending_ = !on_router();
+          break;
+        case Who::kDealer:
+          if (fired || l->dealer_pending) l->dealer_pending = !on_dealer(static_cast<int>(k));
+          break;
+        case Who::kMonitor:
+          if (fired || l->monitor_pending) l->monitor_pending = !on_monitor(static_cast<int>(k));
+          break;
+        case Who::kListener:
+          if (fired) on_listener();
+          break;
+        case Who::kGreeting:
+          if (fired && k < greetings_before) on_greeting(k);
+          break;
+        case Who::kLaneIn:
+          if (fired && l->in) on_lane(static_cast<int>(k));
+          break;
+        case Who::kLaneOut:
+          if (fired) f_.out_lanes_[k]->flush(f_.lane_counters_);
+          break;
       }
     }
+    // Greetings finished or refused above were marked (fd < 0); forget them now, so the
+    // indexes used during the pass stayed valid.
+    std::erase_if(greetings_, [](const Greeting& g) { return g.fd < 0; });
     const auto after = Clock::now();
+    expire_greetings(after);
     for (int p = 0; p < f_.size_; ++p) {
       if (!links_[p]) continue;
       Link& l = *links_[p];
@@ -135,7 +168,6 @@ void Fabric::Engine::loop() {
                   fmt::format("lost its connection without a close notice (killed, or silent past the {} ms "
                               "heartbeat timeout)",
                               f_.opts_.heartbeat_timeout.count()));
-      pump(p);
     }
     if (shutdown_seen_ && (flushed() || Clock::now() >= linger_end_)) return;
   }
@@ -144,79 +176,10 @@ void Fabric::Engine::loop() {
 void Fabric::Engine::take_requests() {
   uint64_t v;
   [[maybe_unused]] auto n = ::read(f_.wake_fd_, &v, sizeof v);  // one read resets an eventfd
-  std::deque<Outgoing> batch;
-  bool close_now = false;
-  {
-    std::lock_guard<std::mutex> lock(f_.mu_);
-    batch.swap(f_.outbox_);
-    close_now = f_.close_requested_ && !closing_;
-    if (f_.shutdown_ && !shutdown_seen_) {
-      shutdown_seen_ = true;
-      linger_end_ = Clock::now() + f_.opts_.linger;
-    }
-  }
-  for (Outgoing& o : batch) {  // messages posted before close() go first
-    Link& l = *links_[o.dst];
-    if (l.gone)
-      BufferPool::global().release(o.t);
-    else
-      l.queue.push_back(std::move(o));
-  }
-  if (close_now) begin_close();
-}
-
-void Fabric::Engine::begin_close() {
-  closing_ = true;
-  for (int p = 0; p < f_.size_; ++p) {
-    if (!links_[p] || links_[p]->gone) continue;
-    Link& l = *links_[p];
-    if (!l.out_up) {  // never linked: nothing can be sent
-      release_queue(l);
-      continue;
-    }
-    l.queue.push_back(Outgoing{p, 0, Tensor()});  // an undefined tensor marks the close notice
-  }
-}
-
-void Fabric::Engine::pump(int p) {
-  if (!links_[p]) return;
-  Link& l = *links_[p];
-  while (!l.queue.empty() && l.out_up && !l.gone && !l.lost_at) {
-    Outgoing& o = l.queue.front();
-    Header h;
-    h.from = f_.rank_;
-    if (!o.t.defined()) {
-      h.kind = Kind::kClose;
-      Message hm = header_frame(h);
-      send_frame(l.dealer, hm, false);
-      l.queue.pop_front();
-      continue;
-    }
-    const uint64_t cost = charge(o.t.nbytes());
-    if (!closing_ && !l.window.can_send(cost)) {  // closing: flush regardless
-      if (!l.waiting_credit) ++c_.credit_waits;
-      l.waiting_credit = true;
-      l.dealer_pending = true;  // a grant may be waiting unannounced (see loop())
-      return;
-    }
-    l.waiting_credit = false;
-    h.kind = Kind::kData;
-    h.tag = o.tag;
-    h.dtype = o.t.dtype();
-    h.shape = o.t.shape();
-    h.nbytes = o.t.nbytes();
-    Message hm = header_frame(h);
-    Message pm = Message::borrowing(o.t);  // takes over the message's pooled reference
-    l.queue.pop_front();
-    if (!send_frame(l.dealer, hm, true) || !send_frame(l.dealer, pm, false)) {
-      // No connection left: the peer is closing or lost; the loss grace tells which. The
-      // message is dropped either way (comm/transport.h).
-      l.lost_at = Clock::now() + kLossGrace;
-      return;
-    }
-    l.window.on_send(cost);
-    ++c_.messages_sent;
-    c_.bytes_sent += h.nbytes;
+  std::lock_guard<std::mutex> lock(f_.mu_);
+  if (f_.shutdown_ && !shutdown_seen_) {
+    shutdown_seen_ = true;
+    linger_end_ = Clock::now() + f_.opts_.linger;
   }
 }
 
@@ -239,15 +202,14 @@ bool Fabric::Engine::on_dealer(int p) {
     }
     if (h.from != p) {
       ++c_.bad_sender;
-    } else if (h.kind == Kind::kCredit && l.out_up) {
-      l.window.on_grant(h.nbytes);
+    } else if (h.kind == Kind::kLane && l.out_up && f_.out_lanes_[p]->fd() < 0) {
+      open_lane(p, h);
     } else if (h.kind == Kind::kChallenge && !l.out_up && l.hs) {
       try {
         Message proof = header_frame(l.hs->answer(h));
         l.hs.reset();
         if (!send_frame(l.dealer, proof, false)) throw IoError("the connection is gone");
-        l.out_up = true;
-        f_.set_linked(p, true);
+        l.out_up = true;  // the peer now offers its lane (open_lane)
       } catch (const std::exception& e) {
         ++c_.refused_peers;
         log(fmt::format("refused rank {}'s endpoint {}: {}", p, l.endpoint, e.what()));
@@ -273,16 +235,12 @@ bool Fabric::Engine::on_monitor(int p) {
   return true;
 }
 
-void Fabric::Engine::release_queue(Link& l) {
-  for (Outgoing& o : l.queue) BufferPool::global().release(o.t);
-  l.queue.clear();
-}
-
 void Fabric::Engine::drop_link(int p, bool lost, const std::string& why) {
   Link& l = *links_[p];
   if (l.gone) return;
   l.gone = true;
-  release_queue(l);
+  f_.out_lanes_[p]->shut();
+  if (l.in) l.in->shut();
   if (lost) ++c_.peers_lost;
   f_.mark_src_closed(p, why);
   // Nothing more will be sent to it; close at once, so a frozen peer holds nothing back.
@@ -295,17 +253,24 @@ void Fabric::Engine::drop_link(int p, bool lost, const std::string& why) {
 }
 
 bool Fabric::Engine::flushed() const {
-  return std::all_of(links_.begin(), links_.end(), [](const auto& l) { return !l || l->gone || l->queue.empty(); });
+  for (const auto& lane : f_.out_lanes_)
+    if (lane && !lane->idle() && lane->fd() >= 0) return false;
+  return true;
 }
 
 void Fabric::Engine::finish() {
   for (auto& l : links_) {
     if (!l) continue;
-    release_queue(*l);
+    l->in.reset();
     if (l->dealer) zmq_socket_monitor(l->dealer.get(), nullptr, 0);
     l->monitor.close();
-    l->dealer.close();  // with its linger: the close notice may still be on its way
+    l->dealer.close();
   }
+  for (Greeting& g : greetings_)
+    if (g.fd >= 0) ::close(g.fd);
+  greetings_.clear();
+  for (auto& lane : f_.out_lanes_)
+    if (lane) lane->shut();
   f_.router_.close();
 }
 

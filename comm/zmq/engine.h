@@ -1,7 +1,8 @@
 // Engine: the I/O thread of a zmq Fabric (comm/zmq/fabric.h) and everything it owns — the
-// DEALER, monitor and handshake of each link, the ROUTER side's connections, credit, and the
-// outgoing queues. A private header: only fabric.cc, engine.cc (the loop, links and sending)
-// and engine_receive.cc (what arrives on the ROUTER) include it.
+// DEALER, monitor and handshake of each link, the ROUTER side's connections, the lane
+// listener and the incoming lanes. A private header: only fabric.cc, engine.cc (the loop and
+// the links), engine_receive.cc (what arrives on the ROUTER) and engine_lanes.cc (setting up
+// and reading lanes) include it.
 //
 // Threading: only the I/O thread touches an Engine; it reaches the Fabric's shared state
 // (outbox, inboxes, link flags, counters) through the Fabric's own locks and atomics.
@@ -10,14 +11,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "comm/zmq/credit.h"
 #include "comm/zmq/fabric.h"
 #include "comm/zmq/header.h"
 
@@ -26,7 +26,7 @@ namespace sf::comm::zmq {
 struct Fabric::Counters {
   std::atomic<uint64_t> refused_peers{0}, unauthenticated{0}, bad_frame_count{0}, bad_header{0}, bad_byte_count{0},
       oversized{0}, bad_sender{0}, messages_sent{0}, messages_received{0}, bytes_sent{0}, bytes_received{0},
-      credit_waits{0}, peers_lost{0};
+      deferred_sends{0}, peers_lost{0};
 
   void count(Defect d) {
     switch (d) {
@@ -60,18 +60,26 @@ class Fabric::Engine {
     Socket dealer, monitor;
     std::string endpoint;
     std::unique_ptr<ClientHandshake> hs;
-    bool out_up = false;  // our proof is sent: data may follow on the DEALER
+    bool out_up = false;  // our proof is sent: the peer may offer us its lane
     bool gone = false;    // closed or lost: sends to it are dropped
     std::optional<Clock::time_point> lost_at;  // connection dropped; lost then unless it closed
-    std::deque<Outgoing> queue;                // waiting for the link or for credit
-    bool waiting_credit = false;
-    CreditWindow window;
-    CreditReturn returns;
     std::string rid;  // routing id of its proven connection to our ROUTER
+    std::unique_ptr<InLane> in;  // its lane to us, once it has greeted us with our token
     int dealer_fd = -1, monitor_fd = -1;          // their ZMQ_FDs, for poll()
     bool dealer_pending = true, monitor_pending = true;  // not known to be drained (see loop())
-    explicit Link(uint64_t credit) : window(credit), returns(credit) {}
   };
+  // A connection to the lane listener that has not sent its whole greeting yet.
+  struct Greeting {
+    int fd;
+    std::string address;
+    Clock::time_point since;
+    std::array<uint8_t, kLaneGreetingBytes> bytes{};
+    size_t got = 0;
+  };
+  // Greetings waiting at once before the oldest is refused.
+  static constexpr size_t kMaxGreetings = 64;
+  // Bytes read from one lane per wake-up before the other sockets get their turn.
+  static constexpr size_t kLaneReadBudget = size_t{4} << 20;
   // Connections the ROUTER keeps state for before forgetting the refused ones.
   static constexpr size_t kMaxConnections = 4096;
   struct Inbound {  // one connection to our ROUTER, by routing id
@@ -82,21 +90,24 @@ class Fabric::Engine {
 
   void setup_link(int p);
   void take_requests();
-  void begin_close();
   // Each drains its socket and returns false if it stopped early (more may be waiting).
   bool on_router();
   void on_router_message(size_t count);
   void on_unproven(Inbound& in, const std::string& rid, const Header& h);
   bool on_dealer(int p);
   bool on_monitor(int p);
-  void pump(int p);
-  void grant(int p, uint64_t cost);
   void refuse(Inbound& in, const std::string& why);
   void forget_refused();
-  void deliver_data(int p, const Header& h, const Message& payload);
+  // Lanes (engine_lanes.cc).
+  void offer_lane(int p);
+  void open_lane(int p, const Header& offer);
+  void on_listener();
+  void on_greeting(size_t i);
+  void refuse_greeting(size_t i, const std::string& why);
+  void expire_greetings(Clock::time_point now);
+  void on_lane(int p);
   // Drops the link: `lost` (no close notice) counts it and says so in receivers' errors.
   void drop_link(int p, bool lost, const std::string& why);
-  void release_queue(Link& l);
   bool flushed() const;
   std::string address_of(const Message& m) const;
   void log(const std::string& what) const;
@@ -106,10 +117,10 @@ class Fabric::Engine {
   HeaderLimits limits_;
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for this rank
   std::unordered_map<std::string, Inbound> inbound_;
+  std::vector<Greeting> greetings_;
   std::vector<Message> parts_;
   int router_fd_ = -1;
   bool router_pending_ = true;
-  bool closing_ = false;
   bool shutdown_seen_ = false;
   Clock::time_point linger_end_{};
 };

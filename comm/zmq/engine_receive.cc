@@ -1,5 +1,5 @@
 // The ROUTER side of the I/O thread: the server half of each connection's handshake, the
-// validation and counting of every arriving frame set, delivery, and credit grants.
+// validation and counting of every arriving frame set, and the lane offer to proven peers.
 #include "comm/zmq/engine.h"
 
 #include <cstring>
@@ -49,40 +49,24 @@ void Fabric::Engine::on_router_message(size_t count) {
     if (p < 0 && !in.refused) refuse(in, "refused a connection: a message without a header");
     return;
   }
-  // A proven peer's payload took credit whatever is wrong with it (comm/zmq/credit.h).
-  auto return_credit = [&] {
-    if (p >= 0) grant(p, charge(count >= 3 ? parts_[2].size() : 0));
-  };
   Header h;
   try {
     h = decode_header(parts_[1].data(), parts_[1].size(), limits_);
   } catch (const MalformedFrame& e) {
     c_.count(e.defect());
-    return_credit();
     return refuse_unproven(e.what());
   }
   if (count != (h.kind == Kind::kData ? 3u : 2u)) {
     ++c_.bad_frame_count;
-    if (h.kind == Kind::kData) return_credit();
     return refuse_unproven(fmt::format("a {} message of {} frames", kind_name(h.kind), count - 1));
   }
   if (p < 0) return on_unproven(in, rid, h);
-  if (h.kind == Kind::kData) {
-    return_credit();
-    if (h.from != p)
-      ++c_.bad_sender;
-    else if (parts_[2].size() != h.nbytes)
-      ++c_.bad_byte_count;
-    else
-      deliver_data(p, h, parts_[2]);
-  } else if (h.kind == Kind::kClose) {
-    if (h.from != p)
-      ++c_.bad_sender;
-    else
-      drop_link(p, false, "closed its endpoint");
-  } else {
-    ++c_.bad_header;  // handshake or rendezvous kinds have no place on a proven connection
-  }
+  // A proven connection has said all it has to say on the control plane: data and the close
+  // notice travel on its lane (comm/zmq/lane.h).
+  if (h.from != p)
+    ++c_.bad_sender;
+  else
+    ++c_.bad_header;
 }
 
 void Fabric::Engine::on_unproven(Inbound& in, const std::string& rid, const Header& h) {
@@ -109,35 +93,11 @@ void Fabric::Engine::on_unproven(Inbound& in, const std::string& rid, const Head
                                     p == f_.rank_ ? "this rank" : "already connected"));
     in.rank = p;
     links_[p]->rid = rid;
-    f_.set_linked(p, false);
+    offer_lane(p);
     return;
   }
   ++c_.unauthenticated;
   refuse(in, fmt::format("refused a connection from {}: a {} message before the handshake", who, kind_name(h.kind)));
-}
-
-void Fabric::Engine::deliver_data(int p, const Header& h, const Message& payload) {
-  int64_t numel = 1;
-  for (int64_t d : h.shape) numel *= d;
-  Tensor t = BufferPool::global().acquire(h.dtype, numel).view(h.shape);
-  if (h.nbytes) std::memcpy(t.raw(), payload.data(), h.nbytes);
-  ++c_.messages_received;
-  c_.bytes_received += h.nbytes;
-  f_.deliver(p, h.tag, std::move(t));
-}
-
-void Fabric::Engine::grant(int p, uint64_t cost) {
-  Link& l = *links_[p];
-  const uint64_t bytes = l.returns.on_arrival(cost);
-  if (!bytes || l.rid.empty()) return;
-  Header h;
-  h.kind = Kind::kCredit;
-  h.from = f_.rank_;
-  h.nbytes = bytes;
-  Message id(l.rid.data(), l.rid.size());
-  Message cm = header_frame(h);
-  router_pending_ = true;
-  if (send_frame(f_.router_, id, true)) send_frame(f_.router_, cm, false);  // unreachable: the peer is gone
 }
 
 }  // namespace sf::comm::zmq

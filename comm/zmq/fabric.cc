@@ -20,7 +20,6 @@ using std::chrono::milliseconds;
 Fabric::Fabric(int rank, int size, const std::string& bind_to, const ZmqOptions& opts)
     : rank_(rank), size_(size), opts_(opts), key_(opts.secret), counters_(std::make_unique<Counters>()) {
   SF_ENFORCE(size >= 1 && rank >= 0 && rank < size, InvalidArgument, "zmq: rank {} outside a world of {}", rank, size);
-  SF_ENFORCE(opts.credit_bytes > 0, InvalidArgument, "zmq: credit_bytes must be positive");
   SF_ENFORCE(opts.heartbeat_interval.count() > 0 && opts.heartbeat_timeout >= opts.heartbeat_interval,
              InvalidArgument, "zmq: heartbeat interval {} ms / timeout {} ms: both positive, timeout >= interval",
              opts.heartbeat_interval.count(), opts.heartbeat_timeout.count());
@@ -35,6 +34,17 @@ Fabric::Fabric(int rank, int size, const std::string& bind_to, const ZmqOptions&
     SF_THROW(Error, "zmq: ZMQ_MAXMSGSIZE failed: {}", zmq_strerror(zmq_errno()));
   router_.bind(bind_to);
   endpoint_ = router_.last_endpoint();
+  lane_fd_ = lane_listen(endpoint_, lane_endpoint_);
+  for (int r = 0; r < size; ++r) {
+    tokens_.push_back(random_lane_token());
+    out_lanes_.push_back(r == rank ? nullptr : std::make_unique<OutLane>());
+  }
+  Counters* c = counters_.get();
+  lane_counters_.sent = [c](uint64_t bytes) {
+    ++c->messages_sent;
+    c->bytes_sent += bytes;
+  };
+  lane_counters_.deferred = [c] { ++c->deferred_sends; };
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   SF_ENFORCE(wake_fd_ >= 0, Error, "zmq: eventfd failed: {}", std::strerror(errno));
   for (int r = 0; r < size; ++r) inboxes_.push_back(std::make_unique<Inbox>());
@@ -49,12 +59,13 @@ Fabric::~Fabric() {
     std::lock_guard<std::mutex> lock(mu_);
     shutdown_ = true;
   }
-  const uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  wake();
   if (thread_.joinable()) thread_.join();
   router_.close();
   if (endpoint_.rfind("ipc://", 0) == 0) ::unlink(endpoint_.c_str() + 6);  // libzmq 4.3 leaves the file
-  for (Outgoing& o : outbox_) BufferPool::global().release(o.t);  // never started
+  out_lanes_.clear();  // never started, or the thread has shut them: drops what is left
+  if (lane_fd_ >= 0) ::close(lane_fd_);
+  lane_unlink(lane_endpoint_);
   ::close(wake_fd_);
   for (auto& b : inboxes_) b->queues.release_all();
 }
@@ -103,24 +114,22 @@ void Fabric::set_linked(int peer, bool out) {
   link_cv_.notify_all();
 }
 
+void Fabric::wake() {
+  const uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
 void Fabric::post(int dst, Tag tag, const Tensor& t) {
   if (dst == rank_) {  // to itself: by reference, as the inproc fabric does
     deliver(dst, tag, t);
     return;
   }
-  if (!closed_.load()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!close_requested_) {
-      const bool wake = outbox_.empty();
-      outbox_.push_back(Outgoing{dst, tag, t});
-      if (wake) {
-        const uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
-      }
-      return;
-    }
+  if (closed_.load()) {
+    BufferPool::global().release(t);  // dropped: give the sender's reference back
+    return;
   }
-  BufferPool::global().release(t);  // dropped: give the sender's reference back
+  // Written here, on the caller's thread; the I/O thread is woken only for what is left.
+  if (out_lanes_[dst]->post(tag, t, rank_, lane_counters_)) wake();
 }
 
 void Fabric::deliver(int src, Tag tag, Tensor t) {
@@ -174,12 +183,11 @@ Tensor Fabric::take(int src, Tag tag, milliseconds timeout) {
 
 void Fabric::close() {
   if (closed_.exchange(true)) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    close_requested_ = true;
-  }
-  const uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  // The close notice goes on every lane after the messages posted before it.
+  bool left = false;
+  for (auto& lane : out_lanes_)
+    if (lane) left = lane->post_close(rank_, lane_counters_) || left;
+  if (left) wake();
   for (auto& b : inboxes_) {  // wake receivers; drop what nobody will read now
     detail::TagQueues dropped;
     {
@@ -205,7 +213,7 @@ ZmqStats Fabric::stats() const {
   s.messages_received = c.messages_received;
   s.bytes_sent = c.bytes_sent;
   s.bytes_received = c.bytes_received;
-  s.credit_waits = c.credit_waits;
+  s.deferred_sends = c.deferred_sends;
   s.peers_lost = c.peers_lost;
   return s;
 }

@@ -1,30 +1,29 @@
-// Fabric: one rank's endpoint of the zmq backend — its libzmq context, its sockets, and ONE
-// I/O thread that owns them all (libzmq sockets are not thread-safe).
+// Fabric: one rank's endpoint of the zmq backend — its libzmq context and sockets (the control
+// plane), its data lanes (comm/zmq/lane.h), and ONE I/O thread that owns the sockets (libzmq
+// sockets are not thread-safe) and reads the lanes.
 //
-// Sockets: a ROUTER bound on this rank's data endpoint receives from every peer; one DEALER
-// per peer, connected to that peer's ROUTER, sends to it. Data flows DEALER -> ROUTER; the
-// answers that belong to a connection (handshake challenge, credit grants) flow back on the
-// same connection. Every connection first proves the job secret (comm/zmq/handshake.h); the
-// ROUTER accepts nothing else from a connection until it has, and logs and counts what it
-// refuses. Each message is a msgpack header frame and, for a tensor, one raw payload frame
-// sent zero-copy from the tensor's own storage (comm/zmq/header.h, docs/zmq_transport.md).
+// Control plane: a ROUTER bound on this rank's endpoint hears from every peer; one DEALER per
+// peer, connected to that peer's ROUTER, speaks to it. Every connection first proves the job
+// secret (comm/zmq/handshake.h); the ROUTER accepts nothing else from a connection until it
+// has, and logs and counts what it refuses. Once a peer has proven itself, the ROUTER offers
+// it a data lane (endpoint and token); ZMTP heartbeats on the DEALERs notice frozen peers.
 //
-// Threads: send() and recv() never touch a socket. post() queues the tensor (by reference)
-// in the outbox and wakes the I/O thread through an eventfd; the thread sends it once the
-// link is up and has credit (comm/zmq/credit.h). The thread copies each arrived payload into
-// a fresh pooled buffer and puts it in an inbox per source rank with one FIFO queue per tag,
-// where take() waits on a condition variable, exactly as the inproc and mpi fabrics do.
-// Nothing a peer sends can throw out of the I/O thread: malformed frames are dropped and
-// counted (ZmqStats).
+// Data: post() writes the tensor to the peer's lane on the caller's own thread (no hand-off);
+// what the socket cannot take at once waits, by reference, for the I/O thread. The I/O thread
+// reads every lane straight into pooled buffers and puts each message in an inbox per source
+// rank with one FIFO queue per tag, where take() waits on a condition variable, exactly as the
+// inproc and mpi fabrics do. Nothing a peer sends can throw out of the I/O thread: malformed
+// frames are dropped and counted (ZmqStats).
 //
-// Failure: a peer is lost when its DEALER connection drops (a killed process's sockets close
-// at once; a frozen one stops answering ZMTP heartbeats and is cut off after
-// ZmqOptions::heartbeat_timeout) and no close notice follows within kLossGrace; its inbox is
-// then closed, so receives from it fail with PeerLost naming it once what it sent before is
-// taken. A peer that closes its endpoint sends a close notice after its last message.
+// Failure: a peer is lost when its lane ends without a close notice (a killed process's
+// sockets close at once), when its DEALER connection drops and no close notice follows within
+// kLossGrace, or when it stops answering heartbeats (frozen) for
+// ZmqOptions::heartbeat_timeout. Its inbox is then closed, so receives from it fail with
+// PeerLost naming it once what it sent before is taken. A peer that closes its endpoint sends
+// a close notice on its lanes after its last message.
 //
-// Buffers (comm/transport.h): a sent tensor's pooled reference is released by libzmq's free
-// callback once the payload has left; received tensors are fresh pooled buffers.
+// Buffers (comm/transport.h): a sent tensor's pooled reference is released once its bytes are
+// written; received tensors are fresh pooled buffers.
 //
 // Threading: every public member may be called from any thread, except that start() is
 // called once, before any post() or take().
@@ -33,7 +32,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +41,7 @@
 #include "comm/detail/tag_queues.h"
 #include "comm/transport.h"
 #include "comm/zmq/handshake.h"
+#include "comm/zmq/lane.h"
 #include "comm/zmq/options.h"
 #include "comm/zmq/socket.h"
 #include "comm/zmq/stats.h"
@@ -77,7 +76,8 @@ class Fabric {
   // are not, lost ones included.
   std::vector<int> wait_linked(std::chrono::steady_clock::time_point deadline);
 
-  // Queues t for dst; dropped (and released) if dst or this endpoint has closed or is lost.
+  // Sends t to dst on its lane, writing what the socket takes now; never blocks. Dropped (and
+  // released) if dst or this endpoint has closed or is lost.
   void post(int dst, Tag tag, const Tensor& t);
   // Pops the oldest (src, tag) message; PeerLost on timeout, once src has closed or been
   // lost and its queue is empty, or when this endpoint has closed.
@@ -95,11 +95,6 @@ class Fabric {
     bool src_closed = false;
     std::string closed_why;
   };
-  struct Outgoing {
-    int dst;
-    Tag tag;
-    Tensor t;
-  };
   struct Counters;
   class Engine;  // the I/O thread and all it owns (comm/zmq/engine.h)
 
@@ -107,6 +102,7 @@ class Fabric {
   void deliver(int src, Tag tag, Tensor t);
   void mark_src_closed(int src, std::string why);
   void set_linked(int peer, bool out);
+  void wake();
 
   const int rank_, size_;
   const ZmqOptions opts_;
@@ -115,14 +111,21 @@ class Fabric {
   Socket router_;  // bound here, used by the I/O thread once started
   std::string endpoint_;
   std::unique_ptr<Counters> counters_;
+  LaneCounters lane_counters_;
+
+  // Data lanes: the listening socket (read by the I/O thread), the token offered to each
+  // peer, and the outgoing lane to each peer (null for this rank).
+  int lane_fd_ = -1;
+  std::string lane_endpoint_;
+  std::vector<LaneToken> tokens_;
+  std::vector<std::unique_ptr<OutLane>> out_lanes_;
 
   std::atomic<bool> closed_{false};
   std::vector<std::unique_ptr<Inbox>> inboxes_;
 
-  // Requests for the I/O thread, guarded by mu_; wake_fd_ is its eventfd.
+  // Requests for the I/O thread, guarded by mu_; wake_fd_ is its eventfd, written when a lane
+  // has bytes left for it or shutdown is asked.
   std::mutex mu_;
-  std::deque<Outgoing> outbox_;
-  bool close_requested_ = false;
   bool shutdown_ = false;
   int wake_fd_ = -1;
 

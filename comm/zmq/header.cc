@@ -20,6 +20,7 @@ size_t auth_bytes(Kind k) {
     case Kind::kHello: return kNonceBytes;
     case Kind::kChallenge: return kNonceBytes + kProofBytes;
     case Kind::kProof: return kProofBytes;
+    case Kind::kLane: return kLaneOfferBytes;
     default: return 0;
   }
 }
@@ -33,7 +34,7 @@ enum Field : unsigned { kV = 1, kKind = 2, kFrom = 4, kTag = 8, kDtype = 16, kSh
 unsigned required(Kind k) {
   switch (k) {
     case Kind::kData: return kTag | kDtype | kShape | kNbytes;
-    case Kind::kCredit: return kNbytes;
+    case Kind::kLane: return kAuth | kEps;
     case Kind::kHello:
     case Kind::kChallenge:
     case Kind::kProof: return kAuth;
@@ -47,7 +48,7 @@ unsigned required(Kind k) {
 }  // namespace
 
 std::string_view kind_name(Kind k) {
-  static const char* kNames[] = {"data", "close", "credit", "hello", "challenge", "proof", "join", "table"};
+  static const char* kNames[] = {"data", "close", "lane", "hello", "challenge", "proof", "join", "table"};
   return static_cast<uint8_t>(k) <= kLastKind ? kNames[static_cast<int>(k)] : "unknown";
 }
 
@@ -171,6 +172,8 @@ Header decode_header(const uint8_t* bytes, size_t n, const HeaderLimits& limits)
     if (h.endpoints.size() != 1) SF_ZMQ_REFUSE(Defect::kHeader, "a join carries {} endpoints, not 1", h.endpoints.size());
     h.size = static_cast<int>(size);
   }
+  if (h.kind == Kind::kLane && h.endpoints.size() != 1)
+    SF_ZMQ_REFUSE(Defect::kHeader, "a lane offer carries {} endpoints, not 1", h.endpoints.size());
   if (h.kind == Kind::kTable && h.endpoints.size() != static_cast<size_t>(limits.world_size))
     SF_ZMQ_REFUSE(Defect::kHeader, "a table of {} endpoints for a world of {}", h.endpoints.size(), limits.world_size);
   if (!has_tensor(h.kind)) return h;

@@ -1,6 +1,6 @@
 // Header: the msgpack frame that opens every message of the zmq backend — a tensor's
 // transport tag, dtype, shape, byte count and sender, or one of the small control messages
-// (close notice, credit grant, the handshake, the rendezvous). The grammar, with the frames
+// (close notice, the handshake, the lane offer, the rendezvous). The grammar, with the frames
 // around it, is in docs/zmq_transport.md; the tensor fields keep the names and encodings of
 // docs/tensor_format.md.
 //
@@ -26,7 +26,7 @@ namespace sf::comm::zmq {
 enum class Kind : uint8_t {
   kData = 0,       // tensor: tag, dtype, shape, nbytes; a payload frame of nbytes follows
   kClose = 1,      // the sender closed its endpoint
-  kCredit = 2,     // receiver -> sender: nbytes of credit granted back (comm/zmq/credit.h)
+  kLane = 2,       // receiver -> sender: auth = lane token, endpoints = [its lane endpoint] (comm/zmq/lane.h)
   kHello = 3,      // handshake 1, client -> server: auth = client nonce
   kChallenge = 4,  // handshake 2, server -> client: auth = server nonce, server proof
   kProof = 5,      // handshake 3, client -> server: auth = client proof
@@ -52,10 +52,11 @@ struct Header {
   bool operator==(const Header&) const = default;
 };
 
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2;
 inline constexpr size_t kMaxDims = 16;
 inline constexpr size_t kNonceBytes = 32;
 inline constexpr size_t kProofBytes = 32;
+inline constexpr size_t kLaneOfferBytes = 32;
 
 // Why a frame set is dropped; one ZmqStats counter each.
 enum class Defect : uint8_t { kFrameCount, kHeader, kByteCount, kOversized, kSender };

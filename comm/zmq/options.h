@@ -29,9 +29,6 @@ struct ZmqOptions {
   // comm/zmq/handshake.h). make_zmq_world(n, ...) draws a random one when empty; a joining
   // rank must be given it (every rank of the job the same).
   std::string secret;
-  // Credit window per (sender, receiver) link: how many bytes may be on their way, the
-  // receiver granting them back as messages arrive (comm/zmq/credit.h).
-  uint64_t credit_bytes = uint64_t{8} << 20;
   // Payloads above this are refused on receipt (counted, never allocated).
   uint64_t max_payload_bytes = uint64_t{1} << 32;
   // ZMTP heartbeats on every outgoing link: a peer that does not answer within
@@ -44,6 +41,11 @@ struct ZmqOptions {
   std::chrono::milliseconds connect_timeout{60000};
   // How long closing an endpoint waits for queued bytes to leave.
   std::chrono::milliseconds linger{2000};
+  // Message size, in bytes, that the ring and tree algorithms cut large tensors into on this
+  // transport (Transport::segment_bytes; every rank of a world must use the same). Fewer,
+  // larger messages suit a transport whose cost is per message; the default was chosen by
+  // measurement (docs/zmq_transport.md, "Segment size"). SF_ZMQ_SEGMENT_KB overrides it.
+  int64_t segment_bytes = int64_t{1} << 20;
 };
 
 // One process's part in a multi-process zmq job (make_zmq_world(ZmqJoin)).

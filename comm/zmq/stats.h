@@ -11,7 +11,8 @@ namespace sf::comm {
 
 struct ZmqStats {
   // Connections whose handshake failed (wrong or missing proof of the job secret, a rank
-  // outside the world or already connected): logged once each on stderr with the address.
+  // outside the world or already connected) and lane connections without the token offered
+  // to the rank they claim: logged once each on stderr with the address.
   uint64_t refused_peers = 0;
   // Well-formed messages dropped because their connection has not proven the secret.
   uint64_t unauthenticated = 0;
@@ -29,8 +30,9 @@ struct ZmqStats {
   uint64_t messages_received = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
-  // Times a message had to wait in the outbox because its link was out of credit.
-  uint64_t credit_waits = 0;
+  // Times a send found its lane's socket full and left the rest of its bytes to the I/O
+  // thread (the one hand-off a send can cost).
+  uint64_t deferred_sends = 0;
   // Peers this endpoint lost without a close notice (disconnected, heartbeat timeout).
   uint64_t peers_lost = 0;
 

@@ -12,9 +12,6 @@
 
 namespace sf::comm::zmq {
 
-ZmqTransport::ZmqTransport(std::unique_ptr<Fabric> fabric, uint64_t max_payload_bytes)
-    : fabric_(std::move(fabric)), max_payload_bytes_(max_payload_bytes) {}
-
 ZmqTransport::~ZmqTransport() = default;
 
 int ZmqTransport::rank() const { return fabric_->rank(); }
@@ -53,7 +50,7 @@ std::string ipc_endpoint(const std::string& dir, int rank) {
 }
 
 std::shared_ptr<Transport> wrap(std::unique_ptr<Fabric> f, const ZmqOptions& o) {
-  return std::make_shared<ZmqTransport>(std::move(f), o.max_payload_bytes);
+  return std::make_shared<ZmqTransport>(std::move(f), o);
 }
 
 [[noreturn]] void fail_links(int rank, const std::vector<int>& missing, const ZmqOptions& o) {
@@ -77,7 +74,20 @@ int parse_int(const char* name, const std::string& v) {
   SF_THROW(InvalidArgument, "zmq: {}='{}' is not an integer", name, v);
 }
 
+// ZmqOptions::segment_bytes, or SF_ZMQ_SEGMENT_KB (4 KiB to 64 MiB) when set.
+int64_t segment_bytes_of(const ZmqOptions& o) {
+  const char* env = std::getenv("SF_ZMQ_SEGMENT_KB");
+  const int64_t bytes = env && *env ? int64_t{parse_int("SF_ZMQ_SEGMENT_KB", env)} << 10 : o.segment_bytes;
+  SF_ENFORCE(bytes >= (int64_t{4} << 10) && bytes <= (int64_t{64} << 20), InvalidArgument,
+             "zmq: segment size {} bytes is outside 4 KiB .. 64 MiB{}", bytes,
+             env && *env ? " (SF_ZMQ_SEGMENT_KB)" : "");
+  return bytes;
+}
+
 }  // namespace
+
+ZmqTransport::ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opts)
+    : fabric_(std::move(fabric)), max_payload_bytes_(opts.max_payload_bytes), segment_bytes_(segment_bytes_of(opts)) {}
 
 }  // namespace sf::comm::zmq
 
@@ -89,6 +99,7 @@ using Clock = std::chrono::steady_clock;
 std::vector<std::shared_ptr<Transport>> make_zmq_world(int n, const ZmqOptions& options) {
   SF_ENFORCE(n >= 1, InvalidArgument, "zmq: world size {} must be at least 1", n);
   ZmqOptions o = options;
+  zmq::segment_bytes_of(o);  // a bad SF_ZMQ_SEGMENT_KB is refused before any socket opens
   if (o.secret.empty()) o.secret = zmq::random_secret();
   std::vector<std::unique_ptr<Fabric>> fabrics;
   std::vector<std::string> endpoints;
@@ -118,6 +129,7 @@ std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join) {
   SF_ENFORCE(ipc || tcp, InvalidArgument, "zmq join: rendezvous '{}' is neither tcp://host:port nor ipc://path", rv);
   const auto deadline = Clock::now() + join.options.connect_timeout;
   const ZmqOptions& o = join.options;
+  zmq::segment_bytes_of(o);  // a bad SF_ZMQ_SEGMENT_KB is refused before the rendezvous
   const ZmqScheme scheme = join.data_scheme.value_or(ipc ? ZmqScheme::kIpc : ZmqScheme::kTcp);
   std::string bind_to;
   if (scheme == ZmqScheme::kIpc) {

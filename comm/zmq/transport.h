@@ -30,7 +30,8 @@ class Fabric;  // comm/zmq/fabric.h: kept out of this header, so users do not in
 
 class ZmqTransport final : public Transport {
  public:
-  ZmqTransport(std::unique_ptr<Fabric> fabric, uint64_t max_payload_bytes);
+  // Takes max_payload_bytes and segment_bytes (SF_ZMQ_SEGMENT_KB overriding it) from `opts`.
+  ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opts);
   ~ZmqTransport() override;
 
   int rank() const override;
@@ -41,6 +42,7 @@ class ZmqTransport final : public Transport {
   void send(int peer, Tag tag, const Tensor& t) override;
   Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
   void close() override;
+  int64_t segment_bytes() const override { return segment_bytes_; }
 
   // The address peers connect to ("tcp://127.0.0.1:41234", "ipc:///tmp/...").
   const std::string& endpoint() const;
@@ -51,6 +53,7 @@ class ZmqTransport final : public Transport {
 
   std::unique_ptr<Fabric> fabric_;
   uint64_t max_payload_bytes_;
+  int64_t segment_bytes_;
 };
 
 }  // namespace sf::comm::zmq

@@ -48,8 +48,9 @@ TEST(ZmqHeader, EveryKindRoundTrips) {
   c.from = 3;
   EXPECT_EQ(roundtrip(c), c);
   Header g;
-  g.kind = Kind::kCredit;
-  g.nbytes = 123456;
+  g.kind = Kind::kLane;
+  g.auth.assign(kLaneOfferBytes, 0x5c);
+  g.endpoints = {"tcp://10.0.0.7:40123"};
   EXPECT_EQ(roundtrip(g), g);
   for (Kind k : {Kind::kHello, Kind::kChallenge, Kind::kProof}) {
     Header a;
@@ -98,7 +99,7 @@ std::function<void(msgpack::packer<msgpack::sbuffer>&)> val(T v) {
 
 // A valid data header of f32 (2, 3) with one field replaced or added.
 std::vector<uint8_t> data_with(const std::string& key, std::function<void(msgpack::packer<msgpack::sbuffer>&)> f) {
-  std::vector<Field> fields = {{"v", val(1)},           {"kind", val(0)},
+  std::vector<Field> fields = {{"v", val(kWireVersion)},           {"kind", val(0)},
                                {"from", val(1)},        {"tag", val(7)},
                                {"dtype", val(std::string("f32"))}, {"shape", val(std::vector<int64_t>{2, 3})},
                                {"nbytes", val(24)}};
@@ -110,7 +111,7 @@ std::vector<uint8_t> data_with(const std::string& key, std::function<void(msgpac
 }
 
 std::vector<uint8_t> data_without(const std::string& key) {
-  std::vector<Field> fields = {{"v", val(1)},    {"kind", val(0)}, {"from", val(1)}, {"tag", val(7)},
+  std::vector<Field> fields = {{"v", val(kWireVersion)},    {"kind", val(0)}, {"from", val(1)}, {"tag", val(7)},
                                {"dtype", val(std::string("f32"))}, {"shape", val(std::vector<int64_t>{2, 3})},
                                {"nbytes", val(24)}};
   std::erase_if(fields, [&](const Field& f) { return f.first == key; });
@@ -138,10 +139,10 @@ TEST(ZmqHeader, RefusesWhatIsNotOneMsgpackMap) {
   expect_defect({}, Defect::kHeader, "not valid msgpack");
   expect_defect({0xc1}, Defect::kHeader, "not valid msgpack");  // a reserved byte
   expect_defect({0x01}, Defect::kHeader, "expected a map");
-  std::vector<uint8_t> b = data_with("v", val(1));
+  std::vector<uint8_t> b = data_with("v", val(kWireVersion));
   b.pop_back();  // truncated
   expect_defect(b, Defect::kHeader, "not valid msgpack");
-  b = data_with("v", val(1));
+  b = data_with("v", val(kWireVersion));
   b.push_back(0x00);  // trailing byte
   expect_defect(b, Defect::kHeader, "follow the msgpack map");
   // A map header that claims 2^32-1 entries must not make msgpack allocate them.
@@ -153,7 +154,7 @@ TEST(ZmqHeader, RefusesWhatIsNotOneMsgpackMap) {
 TEST(ZmqHeader, RefusesMissingRepeatedAndMistypedFields) {
   for (const char* k : {"v", "kind", "from"}) expect_defect(data_without(k), Defect::kHeader, "missing v, kind or from");
   for (const char* k : {"tag", "dtype", "shape", "nbytes"}) expect_defect(data_without(k), Defect::kHeader, "lacks");
-  std::vector<uint8_t> twice = pack_map({{"v", val(1)}, {"v", val(1)}, {"kind", val(1)}, {"from", val(0)}});
+  std::vector<uint8_t> twice = pack_map({{"v", val(kWireVersion)}, {"v", val(kWireVersion)}, {"kind", val(1)}, {"from", val(0)}});
   expect_defect(twice, Defect::kHeader, "appears twice");
   expect_defect(data_with("tag", val(std::string("x"))), Defect::kHeader, "wrong msgpack type");
   expect_defect(data_with("nbytes", val(-1)), Defect::kHeader, "wrong msgpack type");
@@ -167,22 +168,22 @@ TEST(ZmqHeader, RefusesMissingRepeatedAndMistypedFields) {
 }
 
 TEST(ZmqHeader, RefusesUnknownVersionKindDtypeAndBadAuth) {
-  expect_defect(data_with("v", val(2)), Defect::kHeader, "version 2");
+  expect_defect(data_with("v", val(3)), Defect::kHeader, "version 3");
   expect_defect(data_with("kind", val(99)), Defect::kHeader, "unknown kind 99");
   expect_defect(data_with("dtype", val(std::string("f64"))), Defect::kHeader, "unknown dtype 'f64'");
-  expect_defect(pack_map({{"v", val(1)}, {"kind", val(3)}, {"from", val(0)},
+  expect_defect(pack_map({{"v", val(kWireVersion)}, {"kind", val(3)}, {"from", val(0)},
                           {"auth", [](auto& p) { p.pack_bin(5), p.pack_bin_body("abcde", 5); }}}),
                 Defect::kHeader, "auth of 5 bytes");
-  expect_defect(pack_map({{"v", val(1)}, {"kind", val(3)}, {"from", val(0)}, {"auth", val(std::string(32, 'a'))}}),
+  expect_defect(pack_map({{"v", val(kWireVersion)}, {"kind", val(3)}, {"from", val(0)}, {"auth", val(std::string(32, 'a'))}}),
                 Defect::kHeader, "auth is not binary");
   // Auth over the msgpack limit (64) is refused by the parser itself.
-  expect_defect(pack_map({{"v", val(1)}, {"kind", val(3)}, {"from", val(0)},
+  expect_defect(pack_map({{"v", val(kWireVersion)}, {"kind", val(3)}, {"from", val(0)},
                           {"auth", [](auto& p) { p.pack_bin(100), p.pack_bin_body(std::string(100, 'a').data(), 100); }}}),
                 Defect::kHeader, "not valid msgpack");
-  expect_defect(pack_map({{"v", val(1)}, {"kind", val(7)}, {"from", val(0)},
+  expect_defect(pack_map({{"v", val(kWireVersion)}, {"kind", val(7)}, {"from", val(0)},
                           {"eps", val(std::vector<std::string>{"a"})}}),
                 Defect::kHeader, "a table of 1 endpoints for a world of 4");
-  expect_defect(pack_map({{"v", val(1)}, {"kind", val(6)}, {"from", val(1)}, {"size", val(4)},
+  expect_defect(pack_map({{"v", val(kWireVersion)}, {"kind", val(6)}, {"from", val(1)}, {"size", val(4)},
                           {"eps", val(std::vector<std::string>{"a", "b"})}}),
                 Defect::kHeader, "carries 2 endpoints");
 }
@@ -200,7 +201,7 @@ TEST(ZmqHeader, RefusesBadShapesAndByteCounts) {
 }
 
 TEST(ZmqHeader, RefusesPayloadsOverTheLimit) {
-  auto b = pack_map({{"v", val(1)}, {"kind", val(0)}, {"from", val(1)}, {"tag", val(7)},
+  auto b = pack_map({{"v", val(kWireVersion)}, {"kind", val(0)}, {"from", val(1)}, {"tag", val(7)},
                      {"dtype", val(std::string("i32"))}, {"shape", val(std::vector<int64_t>{1 << 19})},
                      {"nbytes", val(uint64_t{4} << 19)}});
   expect_defect(b, Defect::kOversized, "over the limit of 1048576");
