@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 #include "ops/blas.h"
 #include "shardflow.h"
@@ -33,18 +35,32 @@ struct Options {
   std::string data_dir = "/usr/share/datasets/fashion-mnist", trace;
 };
 
-// Counts steps between callbacks; nothing else happens between steps.
+// Resident set size of this process in bytes (/proc/self/statm), 0 if unknown.
+int64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Counts steps between callbacks; nothing else happens between steps (but reading the RSS at
+// two steps, when asked).
 struct Count : sf::Callback {
   int64_t steps = 0;
   float last = 0;
+  int64_t rss_early = 0, rss_late = 0;  // after kRssEarly and kRssLate steps
+  static constexpr int64_t kRssEarly = 200, kRssLate = 2000;
   void on_step_end(const sf::RunContext& c) override {
     ++steps;
     last = c.loss;
+    if (steps == kRssEarly) rss_early = rss_bytes();
+    if (steps == kRssLate) rss_late = rss_bytes();
   }
 };
 
-// One rank's run through Model::train; returns seconds and steps.
-std::pair<double, int64_t> run_model(const sf::dataset::Dataset& train_set, const Options& o, bool trace) {
+// One rank's run through Model::train; returns seconds and steps (and the RSS readings).
+std::pair<double, int64_t> run_model(const sf::dataset::Dataset& train_set, const Options& o, bool trace,
+                                     std::pair<int64_t, int64_t>& rss) {
   sf::set_seed(0);
   sf::nn::Mlp net(28 * 28, {512, 512}, 10);
   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f),
@@ -54,6 +70,7 @@ std::pair<double, int64_t> run_model(const sf::dataset::Dataset& train_set, cons
   model.train(o.epochs, train_set, {count});
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   if (trace && sf::comm::get_rank() == 0) model.train_program()->runtime->write_trace(o.trace);
+  rss = {count->rss_early, count->rss_late};
   return {secs, count->steps};
 }
 
@@ -84,9 +101,10 @@ int main(int argc, char** argv) {
                               .shuffle(0)
                               .batch(o.batch);
       std::vector<double> rates;
+      std::pair<int64_t, int64_t> rss;
       for (int r = 0; r < o.reps; ++r) {
         const bool trace = !o.trace.empty() && r + 1 == o.reps;
-        auto [secs, steps] = run_model(train_set, o, trace);
+        auto [secs, steps] = run_model(train_set, o, trace, rss);
         rates.push_back(static_cast<double>(steps * o.batch * n) / secs);
       }
       std::sort(rates.begin(), rates.end());
@@ -96,6 +114,13 @@ int main(int argc, char** argv) {
                                  sf::comm::job().backend, o.batch, o.batch * n,
                                  sf::get_auto_parallel_context().bucket_bytes, rates[rates.size() / 2], rates.front(),
                                  rates.back())
+                  << std::flush;
+      // Steady state allocates nothing that stays: the RSS after 2,000 steps against 200 (the
+      // last repetition; needs --epochs enough for 2,000 steps).
+      if (rank == 0 && rss.second > 0)
+        std::cout << fmt::format("RSS,after_{}_steps_MiB,{:.1f},after_{}_steps_MiB,{:.1f},growth,{:+.2f}%\n",
+                                 Count::kRssEarly, rss.first / 1048576.0, Count::kRssLate, rss.second / 1048576.0,
+                                 100.0 * (rss.second - rss.first) / rss.first)
                   << std::flush;
     });
     sf::comm::release();

@@ -110,7 +110,8 @@ void Fabric::Engine::loop() {
       Link& l = *links_[p];
       watch(l.dealer_fd, POLLIN, Who::kDealer, p);
       watch(l.monitor_fd, POLLIN, Who::kMonitor, p);
-      if (l.in) watch(l.in->fd(), POLLIN, Who::kLaneIn, p);
+      // A lane a receiver holds is watched again once it lets go (it wakes this thread).
+      if (const int fd = f_.in_lanes_[p]->pollable_fd(); fd >= 0) watch(fd, POLLIN, Who::kLaneIn, p);
       OutLane& out = *f_.out_lanes_[p];
       if (!out.idle() && out.fd() >= 0) watch(out.fd(), POLLOUT, Who::kLaneOut, p);
       pending = pending || l.dealer_pending || l.monitor_pending;
@@ -148,7 +149,7 @@ void Fabric::Engine::loop() {
           if (fired && k < greetings_before) on_greeting(k);
           break;
         case Who::kLaneIn:
-          if (fired && l->in) on_lane(static_cast<int>(k));
+          if (fired) on_lane(static_cast<int>(k));
           break;
         case Who::kLaneOut:
           if (fired) f_.out_lanes_[k]->flush(f_.lane_counters_);
@@ -176,11 +177,16 @@ void Fabric::Engine::loop() {
 void Fabric::Engine::take_requests() {
   uint64_t v;
   [[maybe_unused]] auto n = ::read(f_.wake_fd_, &v, sizeof v);  // one read resets an eventfd
-  std::lock_guard<std::mutex> lock(f_.mu_);
-  if (f_.shutdown_ && !shutdown_seen_) {
-    shutdown_seen_ = true;
-    linger_end_ = Clock::now() + f_.opts_.linger;
+  std::vector<LaneEnd> ends;
+  {
+    std::lock_guard<std::mutex> lock(f_.mu_);
+    if (f_.shutdown_ && !shutdown_seen_) {
+      shutdown_seen_ = true;
+      linger_end_ = Clock::now() + f_.opts_.linger;
+    }
+    ends.swap(f_.lane_ends_);
   }
+  for (const LaneEnd& e : ends) drop_link(e.peer, e.lost, e.why);  // lanes a caller saw end
 }
 
 bool Fabric::Engine::on_dealer(int p) {
@@ -240,7 +246,7 @@ void Fabric::Engine::drop_link(int p, bool lost, const std::string& why) {
   if (l.gone) return;
   l.gone = true;
   f_.out_lanes_[p]->shut();
-  if (l.in) l.in->shut();
+  f_.in_lanes_[p]->shut();
   if (lost) ++c_.peers_lost;
   f_.mark_src_closed(p, why);
   // Nothing more will be sent to it; close at once, so a frozen peer holds nothing back.
@@ -261,7 +267,6 @@ bool Fabric::Engine::flushed() const {
 void Fabric::Engine::finish() {
   for (auto& l : links_) {
     if (!l) continue;
-    l->in.reset();
     if (l->dealer) zmq_socket_monitor(l->dealer.get(), nullptr, 0);
     l->monitor.close();
     l->dealer.close();
@@ -270,6 +275,8 @@ void Fabric::Engine::finish() {
     if (g.fd >= 0) ::close(g.fd);
   greetings_.clear();
   for (auto& lane : f_.out_lanes_)
+    if (lane) lane->shut();
+  for (auto& lane : f_.in_lanes_)
     if (lane) lane->shut();
   f_.router_.close();
 }

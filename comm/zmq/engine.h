@@ -64,7 +64,6 @@ class Fabric::Engine {
     bool gone = false;    // closed or lost: sends to it are dropped
     std::optional<Clock::time_point> lost_at;  // connection dropped; lost then unless it closed
     std::string rid;  // routing id of its proven connection to our ROUTER
-    std::unique_ptr<InLane> in;  // its lane to us, once it has greeted us with our token
     int dealer_fd = -1, monitor_fd = -1;          // their ZMQ_FDs, for poll()
     bool dealer_pending = true, monitor_pending = true;  // not known to be drained (see loop())
   };
@@ -78,8 +77,7 @@ class Fabric::Engine {
   };
   // Greetings waiting at once before the oldest is refused.
   static constexpr size_t kMaxGreetings = 64;
-  // Bytes read from one lane per wake-up before the other sockets get their turn.
-  static constexpr size_t kLaneReadBudget = size_t{4} << 20;
+
   // Connections the ROUTER keeps state for before forgetting the refused ones.
   static constexpr size_t kMaxConnections = 4096;
   struct Inbound {  // one connection to our ROUTER, by routing id

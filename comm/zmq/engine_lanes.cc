@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "comm/zmq/engine.h"
 #include "core/error.h"
@@ -28,7 +29,7 @@ void Fabric::Engine::open_lane(int p, const Header& offer) {
   LaneToken token;
   std::copy(offer.auth.begin(), offer.auth.end(), token.begin());
   try {
-    f_.out_lanes_[p]->attach(lane_connect(offer.endpoints[0], f_.rank_, token));
+    f_.out_lanes_[p]->attach(lane_connect(offer.endpoints[0], f_.rank_, token, f_.opts_.socket_buffer_bytes));
   } catch (const std::exception& e) {
     ++c_.refused_peers;
     log(fmt::format("could not open the lane rank {} offered: {}", p, e.what()));
@@ -76,32 +77,18 @@ void Fabric::Engine::on_greeting(size_t i) {
   const int p = lane_greeting_rank(g.bytes.data());
   if (p < 0) return refuse_greeting(i, "not a shardflow lane greeting");
   if (p == f_.rank_ || p >= f_.size_) return refuse_greeting(i, fmt::format("it claims rank {}", p));
-  Link& l = *links_[p];
-  if (l.gone) return refuse_greeting(i, fmt::format("rank {} is gone", p));
+  if (links_[p]->gone) return refuse_greeting(i, fmt::format("rank {} is gone", p));
   if (!lane_greeting_has(g.bytes.data(), f_.tokens_[p]))
     return refuse_greeting(i, fmt::format("it claims rank {} without the token offered to it", p));
-  if (l.in) return refuse_greeting(i, fmt::format("rank {} has its lane already", p));
-  l.in = std::make_unique<InLane>(g.fd, p, limits_);
+  if (!f_.in_lanes_[p]->attach(g.fd, f_.opts_.socket_buffer_bytes)) return refuse_greeting(i, fmt::format("rank {} has its lane already", p));
   g.fd = -1;  // the lane owns it now
   f_.set_linked(p, false);
 }
 
 void Fabric::Engine::on_lane(int p) {
-  Link& l = *links_[p];
-  InLane::Events ev;
-  ev.message = [&](Tag tag, Tensor t) {
-    ++c_.messages_received;
-    c_.bytes_received += t.nbytes();
-    f_.deliver(p, tag, std::move(t));
-  };
-  ev.closed = [&] { drop_link(p, false, "closed its endpoint"); };
-  ev.lost = [&](const std::string& why) { drop_link(p, true, why); };
-  ev.malformed = [&](const MalformedFrame& e) {
-    c_.count(e.defect());
-    log(fmt::format("dropped rank {}'s lane: {}", p, e.what()));
-    drop_link(p, true, fmt::format("sent a malformed frame on its lane ({})", e.what()));
-  };
-  l.in->read(kLaneReadBudget, ev);
+  std::optional<LaneEnd> end;
+  f_.in_lanes_[p]->read(kLaneReadBudget, f_.lane_events(p, end));  // skipped if a caller holds it
+  if (end) drop_link(p, end->lost, end->why);
 }
 
 }  // namespace sf::comm::zmq

@@ -38,6 +38,7 @@ Fabric::Fabric(int rank, int size, const std::string& bind_to, const ZmqOptions&
   for (int r = 0; r < size; ++r) {
     tokens_.push_back(random_lane_token());
     out_lanes_.push_back(r == rank ? nullptr : std::make_unique<OutLane>());
+    in_lanes_.push_back(r == rank ? nullptr : std::make_unique<InLane>(r, HeaderLimits{size, opts.max_payload_bytes}));
   }
   Counters* c = counters_.get();
   lane_counters_.sent = [c](uint64_t bytes) {
@@ -64,6 +65,7 @@ Fabric::~Fabric() {
   router_.close();
   if (endpoint_.rfind("ipc://", 0) == 0) ::unlink(endpoint_.c_str() + 6);  // libzmq 4.3 leaves the file
   out_lanes_.clear();  // never started, or the thread has shut them: drops what is left
+  in_lanes_.clear();
   if (lane_fd_ >= 0) ::close(lane_fd_);
   lane_unlink(lane_endpoint_);
   ::close(wake_fd_);
@@ -161,28 +163,84 @@ void Fabric::mark_src_closed(int src, std::string why) {
   link_cv_.notify_all();
 }
 
+InLane::Events Fabric::lane_events(int p, std::optional<LaneEnd>& end) {
+  InLane::Events ev;
+  ev.message = [this, p](Tag tag, Tensor t) {
+    ++counters_->messages_received;
+    counters_->bytes_received += t.nbytes();
+    deliver(p, tag, std::move(t));
+  };
+  ev.closed = [p, &end] { end = LaneEnd{p, false, "closed its endpoint"}; };
+  ev.lost = [p, &end](const std::string& why) { end = LaneEnd{p, true, why}; };
+  ev.malformed = [this, p, &end](const MalformedFrame& e) {
+    counters_->count(e.defect());
+    std::fprintf(stderr, "shardflow zmq: rank %d (%s): dropped rank %d's lane: %s\n", rank_, endpoint_.c_str(), p,
+                 e.what());
+    end = LaneEnd{p, true, fmt::format("sent a malformed frame on its lane ({})", e.what())};
+  };
+  return ev;
+}
+
+bool Fabric::read_lane_until(int src, Tag tag, Clock::time_point deadline) {
+  InLane& lane = *in_lanes_[src];
+  if (!lane.hold()) return false;
+  Inbox& b = *inboxes_[src];
+  std::optional<LaneEnd> end;
+  const InLane::Events ev = lane_events(src, end);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(b.mu);
+      if (b.queues.has(tag) || b.src_closed || closed_.load()) break;
+    }
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    // Each read sleeps at most kHeldSliceMs: a close() of this endpoint is seen within one.
+    lane.read_held(kLaneReadBudget, ev);
+    if (end || lane.done()) break;
+  }
+  lane.release();
+  if (end) {
+    mark_src_closed(src, end->why);  // this receive, and every other waiting on src, fails now
+    std::lock_guard<std::mutex> lock(mu_);
+    lane_ends_.push_back(std::move(*end));
+  }
+  wake();  // the I/O thread watches the lane again (and drops the link if it ended)
+  return true;
+}
+
 Tensor Fabric::take(int src, Tag tag, milliseconds timeout) {
   Inbox& b = *inboxes_[src];
   const auto deadline = Clock::now() + timeout;
-  std::unique_lock<std::mutex> lock(b.mu);
-  b.cv.wait_until(lock, deadline, [&] { return b.queues.has(tag) || b.src_closed || closed_.load(); });
-  if (closed_.load())
-    throw PeerLost(src,
-                   fmt::format("zmq: rank {} has closed its own endpoint; cannot receive tag {:#x} from rank {}", rank_,
-                               tag, src),
-                   SF_WHERE);
-  if (auto t = b.queues.pop(tag)) return std::move(*t);
-  if (b.src_closed)
-    throw PeerLost(src, fmt::format("zmq: rank {} {}; rank {} waited for tag {:#x}", src, b.closed_why, rank_, tag),
-                   SF_WHERE);
-  throw PeerLost(src,
-                 fmt::format("zmq: no message from rank {} to rank {} with tag {:#x} within {} ms", src, rank_, tag,
-                             timeout.count()),
-                 SF_WHERE);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(b.mu);
+      if (closed_.load())
+        throw PeerLost(src,
+                       fmt::format("zmq: rank {} has closed its own endpoint; cannot receive tag {:#x} from rank {}",
+                                   rank_, tag, src),
+                       SF_WHERE);
+      if (auto t = b.queues.pop(tag)) return std::move(*t);
+      if (b.src_closed)
+        throw PeerLost(src, fmt::format("zmq: rank {} {}; rank {} waited for tag {:#x}", src, b.closed_why, rank_, tag),
+                       SF_WHERE);
+      if (Clock::now() >= deadline)
+        throw PeerLost(src,
+                       fmt::format("zmq: no message from rank {} to rank {} with tag {:#x} within {} ms", src, rank_,
+                                   tag, timeout.count()),
+                       SF_WHERE);
+    }
+    // Read the lane ourselves; if another thread does, wait for what it delivers (or for the
+    // lane to come free, within a short slice).
+    if (src != rank_ && read_lane_until(src, tag, deadline)) continue;
+    std::unique_lock<std::mutex> lock(b.mu);
+    b.cv.wait_until(lock, std::min(deadline, Clock::now() + milliseconds(src == rank_ ? 1 << 30 : 5)),
+                    [&] { return b.queues.has(tag) || b.src_closed || closed_.load(); });
+  }
 }
 
 void Fabric::close() {
   if (closed_.exchange(true)) return;
+  // A receive reading a lane sees closed_ within its slice; wake those waiting on inboxes.
   // The close notice goes on every lane after the messages posted before it.
   bool left = false;
   for (auto& lane : out_lanes_)

@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,12 +98,24 @@ class Fabric {
   };
   struct Counters;
   class Engine;  // the I/O thread and all it owns (comm/zmq/engine.h)
+  // A lane that ended (close notice, EOF, a malformed frame): the link is dropped by the I/O
+  // thread, which owns the sockets.
+  struct LaneEnd {
+    int peer;
+    bool lost;
+    std::string why;
+  };
 
   void run(std::vector<std::string> endpoints);
   void deliver(int src, Tag tag, Tensor t);
   void mark_src_closed(int src, std::string why);
   void set_linked(int peer, bool out);
   void wake();
+  // What reading peer p's lane does with each frame; a lane's end is left in `end`.
+  InLane::Events lane_events(int p, std::optional<LaneEnd>& end);
+  // take(), as the reader of src's lane: reads until the inbox has `tag`, the lane ends or the
+  // deadline passes. False if another thread reads the lane.
+  bool read_lane_until(int src, Tag tag, std::chrono::steady_clock::time_point deadline);
 
   const int rank_, size_;
   const ZmqOptions opts_;
@@ -119,6 +132,7 @@ class Fabric {
   std::string lane_endpoint_;
   std::vector<LaneToken> tokens_;
   std::vector<std::unique_ptr<OutLane>> out_lanes_;
+  std::vector<std::unique_ptr<InLane>> in_lanes_;
 
   std::atomic<bool> closed_{false};
   std::vector<std::unique_ptr<Inbox>> inboxes_;
@@ -127,6 +141,7 @@ class Fabric {
   // has bytes left for it or shutdown is asked.
   std::mutex mu_;
   bool shutdown_ = false;
+  std::vector<LaneEnd> lane_ends_;  // seen by callers reading a lane, for the I/O thread
   int wake_fd_ = -1;
 
   // Link state for wait_linked(), guarded by link_mu_.

@@ -123,9 +123,7 @@ int lane_listen(const std::string& zmq_endpoint, std::string& lane_endpoint) {
     lane_endpoint = "ipc://" + path;
     return fd;
   }
-  Parsed any = p;
-  any.port = "0";
-  AddrInfo ai = resolve(any, true);
+  AddrInfo ai = resolve(Parsed{false, p.host, std::string(1, '0'), {}}, true);
   fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   SF_ENFORCE(fd >= 0, Error, "zmq lane: socket() failed: {}", std::strerror(errno));
   sockaddr_storage bound{};
@@ -143,7 +141,7 @@ int lane_listen(const std::string& zmq_endpoint, std::string& lane_endpoint) {
   return fd;
 }
 
-int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& token) {
+int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& token, int socket_buffer_bytes) {
   const Parsed p = parse_endpoint(lane_endpoint);
   int fd = -1;
   int rc = -1;
@@ -158,6 +156,8 @@ int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& to
       // The greeting and the connect are bounded: a peer that zmq reached answers at once.
       const timeval limit{10, 0};
       ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+      if (socket_buffer_bytes > 0)
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
       rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
       const int one = 1;
       if (rc == 0) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -322,18 +322,64 @@ void OutLane::shut_locked() {
 
 // ---- InLane ----
 
-InLane::InLane(int fd, int peer, HeaderLimits limits) : fd_(fd), peer_(peer), limits_(limits) {}
+InLane::~InLane() { shut(); }
 
-InLane::~InLane() { finish(); }
+bool InLane::attach(int fd, int socket_buffer_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_.load() >= 0 || done_.load()) return false;
+  // Blocking, so that a caller holding the lane can sleep in recv(MSG_WAITALL) for at most
+  // kHeldSliceMs; the I/O thread reads with MSG_DONTWAIT.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const timeval slice{0, kHeldSliceMs * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice);
+  if (socket_buffer_bytes > 0)
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+  fd_.store(fd);
+  return true;
+}
 
-void InLane::shut() { finish(); }
+bool InLane::attached() const { return fd_.load() >= 0; }
+
+int InLane::pollable_fd() const { return done_.load() || held_.load() ? -1 : fd_.load(); }
+
+void InLane::shut() {
+  const int fd = fd_.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);  // a caller waiting in wait_readable() returns now
+  std::lock_guard<std::mutex> lock(mu_);
+  finish();
+  if (fd_.load() >= 0) ::close(fd_.exchange(-1));
+}
 
 void InLane::finish() {
-  done_ = true;
+  done_.store(true);
   BufferPool::global().release(payload_);
   payload_ = Tensor();
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+}
+
+bool InLane::read(size_t budget, const Events& ev) {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (!done_.load() && fd_.load() >= 0) read_locked(budget, ev, false);
+  return true;
+}
+
+bool InLane::hold() {
+  if (done_.load() || fd_.load() < 0 || !mu_.try_lock()) return false;
+  if (done_.load() || fd_.load() < 0) {
+    mu_.unlock();
+    return false;
+  }
+  held_.store(true);
+  return true;
+}
+
+void InLane::read_held(size_t budget, const Events& ev) {
+  if (!done_.load()) read_locked(budget, ev, true);
+}
+
+void InLane::release() {
+  held_.store(false);
+  mu_.unlock();
 }
 
 size_t InLane::stage_bytes() const {
@@ -354,13 +400,18 @@ uint8_t* InLane::stage_buffer() {
   return nullptr;
 }
 
-void InLane::read(size_t budget, const Events& ev) {
+void InLane::read_locked(size_t budget, const Events& ev, bool wait) {
+  const int fd = fd_.load();
+  // A waiting reader sleeps in the kernel until the whole stage is there (or the socket's
+  // receive timeout, kHeldSliceMs, passes): one recv() per stage instead of a poll() and a
+  // recv() for every few segments.
+  const int flags = wait ? MSG_WAITALL : MSG_DONTWAIT;
   // Past the budget only a stage already complete goes on (an empty payload is delivered).
-  while (!done_ && (budget > 0 || got_ >= stage_bytes())) {
+  while (!done_.load() && (budget > 0 || got_ >= stage_bytes())) {
     const size_t need = stage_bytes();
     if (got_ < need) {
       const size_t want = std::min(need - got_, stage_ == Stage::kPayload ? budget : need);
-      const ssize_t n = ::recv(fd_, stage_buffer() + got_, want, MSG_DONTWAIT);
+      const ssize_t n = ::recv(fd, stage_buffer() + got_, want, flags);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       if (n <= 0) {
@@ -410,6 +461,7 @@ void InLane::read(size_t budget, const Events& ev) {
       Tensor t = std::move(payload_);
       payload_ = Tensor();
       ev.message(h_.tag, std::move(t));
+      if (wait) return;  // the caller looks whether it was the one it waits for
     }
   }
 }

@@ -22,14 +22,16 @@
 // at once stays queued by reference and the I/O thread writes it when the socket drains, so
 // send() never blocks. A tensor's pooled reference is handed back once its bytes are written.
 //
-// Receiving (InLane, the I/O thread): reads each payload straight into a pooled buffer of its
+// Receiving (InLane): the thread that waits for the peer's message reads the socket itself,
+// or the I/O thread when nobody waits; each payload goes straight into a pooled buffer of its
 // size (comm/buffer_pool.h): no copy after the kernel's and no fresh pages.
 //
-// Threading: OutLane is thread-safe (one mutex per lane, held while writing). InLane and the
-// free functions are used by the I/O thread only.
+// Threading: OutLane and InLane are thread-safe (one mutex per lane, held while writing or
+// reading). The free functions are used by the I/O thread.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -46,6 +48,11 @@ namespace sf::comm::zmq {
 inline constexpr uint32_t kLaneMagic = 0x324c4653;  // "SFL2"
 inline constexpr size_t kLaneTokenBytes = 32;
 inline constexpr size_t kLaneGreetingBytes = 8 + kLaneTokenBytes;
+// The longest a caller holding a lane sleeps in one recv(): how soon it sees a close() of its
+// own endpoint or its deadline.
+inline constexpr int kHeldSliceMs = 50;
+// Bytes read from one lane per turn before the reader looks at anything else.
+inline constexpr size_t kLaneReadBudget = size_t{4} << 20;
 // A frame header longer than this is refused (a data header with 16 dims is ~250 bytes).
 inline constexpr uint32_t kMaxLaneHeaderBytes = 4096;
 
@@ -62,8 +69,9 @@ bool lane_greeting_has(const uint8_t* greeting, const LaneToken& token);
 // (non-blocking) and sets `lane_endpoint`. Throws Error if it cannot.
 int lane_listen(const std::string& zmq_endpoint, std::string& lane_endpoint);
 // Connects to a lane endpoint and sends the greeting; returns the connected fd (non-blocking,
-// TCP_NODELAY). Throws Error naming the endpoint if it cannot.
-int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& token);
+// TCP_NODELAY, SO_SNDBUF = socket_buffer_bytes unless 0). Throws Error naming the endpoint if it
+// cannot.
+int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& token, int socket_buffer_bytes);
 // The peer address of a connected stream ("127.0.0.1", "local process (uid:gid:pid 0:0:42)").
 std::string lane_peer_address(int fd);
 // Removes the socket file of an ipc lane endpoint (no-op for tcp).
@@ -113,7 +121,10 @@ class OutLane {
   size_t written_ = 0;  // bytes of queue_.front() already written
 };
 
-// The receiving end of one lane; the I/O thread calls read() when its socket is readable.
+// The receiving end of one lane. Whoever holds it reads: a thread waiting in
+// Fabric::take() for a message from this peer reads the socket itself (no hand-off on the
+// way in), and the I/O thread reads whenever no caller does, so the lane drains while nobody
+// waits on it.
 class InLane {
  public:
   struct Events {
@@ -122,28 +133,45 @@ class InLane {
     std::function<void(const std::string&)> lost;   // EOF or error before a close notice
     std::function<void(const MalformedFrame&)> malformed;
   };
-  InLane(int fd, int peer, HeaderLimits limits);
+  InLane(int peer, HeaderLimits limits) : peer_(peer), limits_(limits) {}
   ~InLane();
   InLane(const InLane&) = delete;
   InLane& operator=(const InLane&) = delete;
 
-  int fd() const { return fd_; }
-  bool done() const { return done_; }
-  // Reads what is there (at most `budget` bytes, so other sockets get their turn) and reports
-  // each complete frame. After closed, lost or malformed the lane is done and its socket closed.
-  void read(size_t budget, const Events& ev);
+  // Installs the greeted socket (SO_RCVBUF = socket_buffer_bytes unless 0); false if the lane
+  // has one already (or is shut).
+  bool attach(int fd, int socket_buffer_bytes);
+  // The socket while the lane is open and nobody else holds it, for the I/O thread's poll();
+  // -1 otherwise.
+  int pollable_fd() const;
+  bool attached() const;
+
+  // Reads what is there, at most `budget` bytes (so other sockets get their turn), and reports
+  // each complete frame, unless another thread holds the lane. After closed, lost or malformed
+  // the lane is done. Returns false if it was held elsewhere.
+  bool read(size_t budget, const Events& ev);
+  // Takes the lane for a caller (false if it is held, done or not attached yet); then
+  // read_held() until the caller has what it waits for, then release().
+  bool hold();
+  // Like read(), but sleeps until bytes come, at most kHeldSliceMs at a time.
+  void read_held(size_t budget, const Events& ev);
+  void release();
+  bool done() const { return done_.load(); }
+  // Ends the lane: wakes a caller blocked on it, drops a partial frame, closes the socket.
   void shut();
 
  private:
   enum class Stage : uint8_t { kLength, kHeader, kPayload };
   size_t stage_bytes() const;
   uint8_t* stage_buffer();
+  void read_locked(size_t budget, const Events& ev, bool wait);
   void finish();
 
-  int fd_;
-  int peer_;
-  HeaderLimits limits_;
-  bool done_ = false;
+  const int peer_;
+  const HeaderLimits limits_;
+  mutable std::mutex mu_;  // held by the reader
+  std::atomic<int> fd_{-1};
+  std::atomic<bool> done_{false}, held_{false};
   Stage stage_ = Stage::kLength;
   uint8_t length_[4] = {};
   std::vector<uint8_t> header_;

@@ -46,6 +46,10 @@ struct ZmqOptions {
   // larger messages suit a transport whose cost is per message; the default was chosen by
   // measurement (docs/zmq_transport.md, "Segment size"). SF_ZMQ_SEGMENT_KB overrides it.
   int64_t segment_bytes = int64_t{1} << 20;
+  // SO_SNDBUF / SO_RCVBUF of the data lanes in bytes; 0 leaves them to the kernel's autotuning,
+  // which measured best (docs/zmq_transport.md, "Socket buffers"). SF_ZMQ_SOCKET_BUFFER_KB
+  // overrides it.
+  int socket_buffer_bytes = 0;
 };
 
 // One process's part in a multi-process zmq job (make_zmq_world(ZmqJoin)).

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <optional>
 #include <fmt/ranges.h>
 
 #include "comm/zmq/fabric.h"
@@ -74,20 +75,28 @@ int parse_int(const char* name, const std::string& v) {
   SF_THROW(InvalidArgument, "zmq: {}='{}' is not an integer", name, v);
 }
 
-// ZmqOptions::segment_bytes, or SF_ZMQ_SEGMENT_KB (4 KiB to 64 MiB) when set.
-int64_t segment_bytes_of(const ZmqOptions& o) {
-  const char* env = std::getenv("SF_ZMQ_SEGMENT_KB");
-  const int64_t bytes = env && *env ? int64_t{parse_int("SF_ZMQ_SEGMENT_KB", env)} << 10 : o.segment_bytes;
-  SF_ENFORCE(bytes >= (int64_t{4} << 10) && bytes <= (int64_t{64} << 20), InvalidArgument,
-             "zmq: segment size {} bytes is outside 4 KiB .. 64 MiB{}", bytes,
-             env && *env ? " (SF_ZMQ_SEGMENT_KB)" : "");
-  return bytes;
+// `o` with SF_ZMQ_SEGMENT_KB and SF_ZMQ_SOCKET_BUFFER_KB applied where set, checked.
+ZmqOptions with_env(ZmqOptions o) {
+  auto kib = [](const char* name) -> std::optional<int64_t> {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    return int64_t{parse_int(name, v)} << 10;
+  };
+  if (auto b = kib("SF_ZMQ_SEGMENT_KB")) o.segment_bytes = *b;
+  if (auto b = kib("SF_ZMQ_SOCKET_BUFFER_KB")) o.socket_buffer_bytes = static_cast<int>(*b);
+  SF_ENFORCE(o.segment_bytes >= (int64_t{4} << 10) && o.segment_bytes <= (int64_t{64} << 20), InvalidArgument,
+             "zmq: segment size {} bytes (segment_bytes, SF_ZMQ_SEGMENT_KB) is outside 4 KiB .. 64 MiB",
+             o.segment_bytes);
+  SF_ENFORCE(o.socket_buffer_bytes >= 0 && o.socket_buffer_bytes <= (1 << 30), InvalidArgument,
+             "zmq: socket buffer {} bytes (socket_buffer_bytes, SF_ZMQ_SOCKET_BUFFER_KB) is outside 0 .. 1 GiB",
+             o.socket_buffer_bytes);
+  return o;
 }
 
 }  // namespace
 
 ZmqTransport::ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opts)
-    : fabric_(std::move(fabric)), max_payload_bytes_(opts.max_payload_bytes), segment_bytes_(segment_bytes_of(opts)) {}
+    : fabric_(std::move(fabric)), max_payload_bytes_(opts.max_payload_bytes), segment_bytes_(opts.segment_bytes) {}
 
 }  // namespace sf::comm::zmq
 
@@ -98,8 +107,7 @@ using Clock = std::chrono::steady_clock;
 
 std::vector<std::shared_ptr<Transport>> make_zmq_world(int n, const ZmqOptions& options) {
   SF_ENFORCE(n >= 1, InvalidArgument, "zmq: world size {} must be at least 1", n);
-  ZmqOptions o = options;
-  zmq::segment_bytes_of(o);  // a bad SF_ZMQ_SEGMENT_KB is refused before any socket opens
+  ZmqOptions o = zmq::with_env(options);  // bad settings are refused before any socket opens
   if (o.secret.empty()) o.secret = zmq::random_secret();
   std::vector<std::unique_ptr<Fabric>> fabrics;
   std::vector<std::string> endpoints;
@@ -128,8 +136,7 @@ std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join) {
   const bool ipc = rv.rfind("ipc://", 0) == 0, tcp = rv.rfind("tcp://", 0) == 0;
   SF_ENFORCE(ipc || tcp, InvalidArgument, "zmq join: rendezvous '{}' is neither tcp://host:port nor ipc://path", rv);
   const auto deadline = Clock::now() + join.options.connect_timeout;
-  const ZmqOptions& o = join.options;
-  zmq::segment_bytes_of(o);  // a bad SF_ZMQ_SEGMENT_KB is refused before the rendezvous
+  const ZmqOptions o = zmq::with_env(join.options);  // bad settings are refused before the rendezvous
   const ZmqScheme scheme = join.data_scheme.value_or(ipc ? ZmqScheme::kIpc : ZmqScheme::kTcp);
   std::string bind_to;
   if (scheme == ZmqScheme::kIpc) {

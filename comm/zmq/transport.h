@@ -30,7 +30,7 @@ class Fabric;  // comm/zmq/fabric.h: kept out of this header, so users do not in
 
 class ZmqTransport final : public Transport {
  public:
-  // Takes max_payload_bytes and segment_bytes (SF_ZMQ_SEGMENT_KB overriding it) from `opts`.
+  // Takes max_payload_bytes and segment_bytes from `opts` (the environment already applied).
   ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opts);
   ~ZmqTransport() override;
 
