@@ -391,9 +391,11 @@ int main(int argc, char** argv) {
     if (cfg.transport == "mpi") return run_process(cfg, comm::make_mpi_world(), ranks_given);
     if (cfg.transport == "zmq" && std::getenv("SF_RANK"))
       return run_process(cfg, comm::make_zmq_world(comm::zmq_join_from_env()), ranks_given);
-    if (cfg.transport == "zmq")
-      return run_threads(cfg, comm::make_zmq_world(cfg.ranks, {.scheme = zmq_scheme == "ipc" ? comm::ZmqScheme::kIpc
-                                                                                              : comm::ZmqScheme::kTcp}));
+    if (cfg.transport == "zmq") {
+      comm::ZmqOptions o;
+      o.scheme = zmq_scheme == "ipc" ? comm::ZmqScheme::kIpc : comm::ZmqScheme::kTcp;
+      return run_threads(cfg, comm::make_zmq_world(cfg.ranks, o));
+    }
     return run_threads(cfg, comm::make_inproc_world(cfg.ranks));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sfbench_comm: %s\n", e.what());
