@@ -110,8 +110,14 @@ void Fabric::Engine::loop() {
       Link& l = *links_[p];
       watch(l.dealer_fd, POLLIN, Who::kDealer, p);
       watch(l.monitor_fd, POLLIN, Who::kMonitor, p);
-      // A lane a receiver holds is watched again once it lets go (it wakes this thread).
-      if (const int fd = f_.in_lanes_[p]->pollable_fd(); fd >= 0) watch(fd, POLLIN, Who::kLaneIn, p);
+      // A lane a receiver holds is watched again once it has let go (it wakes this thread) and
+      // the grace after that has passed.
+      int64_t recheck_us = -1;
+      const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+      if (const int fd = f_.in_lanes_[p]->pollable_fd(now_us, recheck_us); fd >= 0)
+        watch(fd, POLLIN, Who::kLaneIn, p);
+      else if (recheck_us >= 0)
+        until(now + std::chrono::microseconds(recheck_us - now_us), now);
       OutLane& out = *f_.out_lanes_[p];
       if (!out.idle() && out.fd() >= 0) watch(out.fd(), POLLOUT, Who::kLaneOut, p);
       pending = pending || l.dealer_pending || l.monitor_pending;

@@ -204,7 +204,11 @@ bool Fabric::read_lane_until(int src, Tag tag, Clock::time_point deadline) {
     std::lock_guard<std::mutex> lock(mu_);
     lane_ends_.push_back(std::move(*end));
   }
-  wake();  // the I/O thread watches the lane again (and drops the link if it ended)
+  // The I/O thread drops the link if the lane ended; otherwise it watches the lane again once
+  // the release grace has passed. (Measured: without this wake-up a 4 KiB ping-pong takes
+  // 38-41 µs instead of 17-19 µs: the I/O thread then polls the lane and wakes with the
+  // receiver on every arrival.)
+  wake();
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -197,22 +198,12 @@ void lane_unlink(const std::string& lane_endpoint) {
 OutLane::~OutLane() {
   std::lock_guard<std::mutex> lock(mu_);
   shut_locked();
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_.load() >= 0) ::close(fd_.load());
 }
 
 void OutLane::attach(int fd) {
   std::lock_guard<std::mutex> lock(mu_);
-  fd_ = fd;
-}
-
-int OutLane::fd() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return fd_;
-}
-
-bool OutLane::idle() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.empty();
+  fd_.store(fd);
 }
 
 bool OutLane::post(Tag tag, const Tensor& t, int from, const LaneCounters& c) {
@@ -261,7 +252,8 @@ bool OutLane::flush(const LaneCounters& c) {
 }
 
 bool OutLane::flush_locked(const LaneCounters& c) {
-  while (!queue_.empty() && fd_ >= 0 && !shut_) {
+  const int fd = fd_.load();
+  while (!queue_.empty() && fd >= 0 && !shut_) {
     iovec iov[kMaxIov];
     size_t n_iov = 0;
     size_t skip = written_;
@@ -277,11 +269,12 @@ bool OutLane::flush_locked(const LaneCounters& c) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = n_iov;
-    const ssize_t n = ::sendmsg(fd_, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         if (c.deferred) c.deferred();
+        backlog_.store(true);
         return true;
       }
       shut_locked();  // the peer is gone; its lane's reader or the heartbeat says so
@@ -305,7 +298,8 @@ bool OutLane::flush_locked(const LaneCounters& c) {
       queue_.pop_front();
     }
   }
-  return !queue_.empty() && !shut_;
+  backlog_.store(!queue_.empty() && !shut_);
+  return backlog_.load();
 }
 
 void OutLane::shut() {
@@ -318,6 +312,7 @@ void OutLane::shut_locked() {
   for (Frame& f : queue_) BufferPool::global().release(f.payload);
   queue_.clear();
   written_ = 0;
+  backlog_.store(false);
 }
 
 // ---- InLane ----
@@ -340,7 +335,15 @@ bool InLane::attach(int fd, int socket_buffer_bytes) {
 
 bool InLane::attached() const { return fd_.load() >= 0; }
 
-int InLane::pollable_fd() const { return done_.load() || held_.load() ? -1 : fd_.load(); }
+int InLane::pollable_fd(int64_t now_us, int64_t& recheck_us) const {
+  if (done_.load() || held_.load()) return -1;
+  const int64_t free_at = released_us_.load() + kReleaseGraceUs;
+  if (now_us < free_at) {
+    recheck_us = free_at;
+    return -1;
+  }
+  return fd_.load();
+}
 
 void InLane::shut() {
   const int fd = fd_.load();
@@ -378,6 +381,9 @@ void InLane::read_held(size_t budget, const Events& ev) {
 }
 
 void InLane::release() {
+  released_us_.store(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
   held_.store(false);
   mu_.unlock();
 }

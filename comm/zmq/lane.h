@@ -51,6 +51,8 @@ inline constexpr size_t kLaneGreetingBytes = 8 + kLaneTokenBytes;
 // The longest a caller holding a lane sleeps in one recv(): how soon it sees a close() of its
 // own endpoint or its deadline.
 inline constexpr int kHeldSliceMs = 50;
+// How long after a receiver lets go of a lane the I/O thread leaves it alone (InLane).
+inline constexpr int64_t kReleaseGraceUs = 1000;
 // Bytes read from one lane per turn before the reader looks at anything else.
 inline constexpr size_t kLaneReadBudget = size_t{4} << 20;
 // A frame header longer than this is refused (a data header with 16 dims is ~250 bytes).
@@ -103,8 +105,9 @@ class OutLane {
   // Drops what is queued and closes the socket (the peer is gone).
   void shut();
 
-  int fd() const;
-  bool idle() const;  // nothing queued (or shut)
+  // Lock-free, for the I/O thread's poll set (a sender may hold the lock in sendmsg).
+  int fd() const { return fd_.load(); }
+  bool idle() const { return !backlog_.load(); }  // nothing queued (or shut)
 
  private:
   struct Frame {
@@ -115,7 +118,8 @@ class OutLane {
   void shut_locked();
 
   mutable std::mutex mu_;
-  int fd_ = -1;
+  std::atomic<int> fd_{-1};
+  std::atomic<bool> backlog_{false};  // queue_ is not empty; written under mu_
   bool shut_ = false, closing_ = false;
   std::deque<Frame> queue_;
   size_t written_ = 0;  // bytes of queue_.front() already written
@@ -141,9 +145,11 @@ class InLane {
   // Installs the greeted socket (SO_RCVBUF = socket_buffer_bytes unless 0); false if the lane
   // has one already (or is shut).
   bool attach(int fd, int socket_buffer_bytes);
-  // The socket while the lane is open and nobody else holds it, for the I/O thread's poll();
-  // -1 otherwise.
-  int pollable_fd() const;
+  // The socket while the lane is open, nobody holds it and its last holder let go at least
+  // kReleaseGraceUs ago, for the I/O thread's poll(); -1 otherwise. A receiver that comes back
+  // for the next message within the grace reads it whole itself rather than finding the I/O
+  // thread halfway through it. `recheck_us` is set to when it becomes pollable, if it will.
+  int pollable_fd(int64_t now_us, int64_t& recheck_us) const;
   bool attached() const;
 
   // Reads what is there, at most `budget` bytes (so other sockets get their turn), and reports
@@ -172,6 +178,7 @@ class InLane {
   mutable std::mutex mu_;  // held by the reader
   std::atomic<int> fd_{-1};
   std::atomic<bool> done_{false}, held_{false};
+  std::atomic<int64_t> released_us_{0};  // steady clock, when the last holder let go
   Stage stage_ = Stage::kLength;
   uint8_t length_[4] = {};
   std::vector<uint8_t> header_;
