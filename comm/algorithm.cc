@@ -43,11 +43,12 @@ namespace {
 bool moves_data(Collective c) { return c != Collective::kBarrier; }
 }  // namespace
 
-Algorithm choose_algorithm(Collective c, int64_t nbytes, int /*group_size*/, TransportCaps caps) {
+Algorithm choose_algorithm(Collective c, int64_t nbytes, int group_size, TransportCaps caps) {
   if (moves_data(c) && caps.native) return Algorithm::kNative;
   if (moves_data(c) && caps.by_reference && nbytes >= kByReferenceMinBytes) return Algorithm::kByReference;
   switch (c) {
-    case Collective::kAllReduce: return nbytes <= kSmallAllReduceBytes ? Algorithm::kRecursiveDoubling : Algorithm::kRing;
+    case Collective::kAllReduce:
+      return nbytes <= small_all_reduce_bytes(group_size) ? Algorithm::kRecursiveDoubling : Algorithm::kRing;
     case Collective::kAllGather:
     case Collective::kReduceScatter: return Algorithm::kRing;
     case Collective::kBroadcast: return Algorithm::kBinomialTree;

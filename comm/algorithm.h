@@ -17,8 +17,8 @@
 //    straight into every output): one pass over the data instead of n-1 pooled copies. It
 //    costs two rounds of messages to every peer, so smaller payloads, where the messages are
 //    the cost, keep the send/recv algorithms below.
-//  * anything else (zmq, wrapped transports): recursive doubling for small AllReduce, the
-//    segmented ring above; binomial Broadcast, ring AllGather/ReduceScatter, pairwise AlltoAll.
+//  * anything else (zmq, wrapped transports): recursive doubling for small AllReduce (up to
+//    small_all_reduce_bytes(group size)), the pipelined segmented ring above; binomial Broadcast, ring AllGather/ReduceScatter, pairwise AlltoAll.
 //
 // Threading: pure functions.
 #pragma once
@@ -44,9 +44,19 @@ enum class Collective : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroad
 std::string_view algorithm_name(Algorithm a);
 std::string_view collective_name(Collective c);
 
-// AllReduce payloads up to this many bytes use recursive doubling (latency-bound); larger
-// ones the ring (bandwidth-optimal).
+// AllReduce payloads up to small_all_reduce_bytes(n) use recursive doubling (log2(n) rounds,
+// each moving the whole tensor: latency-bound); larger ones the ring (2(n-1) steps of 1/n of
+// it: bandwidth-optimal). The crossover falls as groups grow, since recursive doubling moves
+// log2(n) whole tensors per rank where the ring moves two; measured (docs/benchmarks.md,
+// "Algorithm crossovers") at 1 MiB for 2 ranks and between 256 KiB and 1 MiB for 4, on zmq
+// between processes and inproc alike: kRecursiveDoublingBudget / n, at least
+// kSmallAllReduceBytes.
 constexpr int64_t kSmallAllReduceBytes = 64 << 10;
+constexpr int64_t kRecursiveDoublingBudget = 2 << 20;
+constexpr int64_t small_all_reduce_bytes(int group_size) {
+  const int64_t b = kRecursiveDoublingBudget / (group_size < 1 ? 1 : group_size);
+  return b > kSmallAllReduceBytes ? b : kSmallAllReduceBytes;
+}
 // On transports that pass tensors by reference, payloads (each rank's input) from this many
 // bytes use kByReference.
 constexpr int64_t kByReferenceMinBytes = 1 << 20;

@@ -41,6 +41,13 @@ TEST(ByReference, TheTablePicksItOnInprocForLargePayloadsOnly) {
   // A transport without the capability keeps the send/recv algorithms.
   EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 4 << 20, 2, {}), Algorithm::kRing);
   EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 4 << 10, 2, {}), Algorithm::kRecursiveDoubling);
+  // The crossover falls with the group: 1 MiB at 2 ranks, 512 KiB at 4, 64 KiB from 32.
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 1 << 20, 2, {}), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, (1 << 20) + 4, 2, {}), Algorithm::kRing);
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 512 << 10, 4, {}), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 1 << 20, 4, {}), Algorithm::kRing);
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 64 << 10, 64, {}), Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(choose_algorithm(Collective::kAllReduce, (64 << 10) + 4, 64, {}), Algorithm::kRing);
 }
 
 TEST(ByReference, AlgorithmsTheTransportCannotRunAreRefused) {
