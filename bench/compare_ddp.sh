@@ -64,7 +64,7 @@ echo "| global batch | PyTorch DDP gloo 2x1 | shardflow 2 ranks zmq | ratio | sh
 echo "|---|---|---|---|---|---|---|"
 for g in 32 256; do
   p=$(ddp_rate "$g"); z=$(zmq_ranks $((g / 2))); m=$(mpi_ranks $((g / 2)))
-  target=$([ "$g" = 32 ] && echo ">= 3x" || echo ">= 1.5x")
+  target=$([ "$g" = 32 ] && echo ">= 2x (zmq)" || echo ">= 1.5x (zmq)")
   echo "| $g | $p | $z | $(ratio "$z" "$p") | $m | $(ratio "$m" "$p") | $target |"
 done
 echo
