@@ -112,7 +112,7 @@ bool Fabric::Engine::start() {
   f_.rank_ = rank;
   f_.size_ = size;
   f_.tag_ub_ = *tag_ub;
-  for (int r = 0; r < size; ++r) f_.inboxes_.push_back(std::make_unique<Inbox>());
+  for (int r = 0; r < size; ++r) f_.inboxes_.push_back(std::make_unique<detail::Inbox>("mpi", rank, r));
   f_.started_ = true;
   f_.wake_.notify_all();
   return true;
@@ -361,57 +361,17 @@ void Fabric::start_native(std::shared_ptr<NativeOp> op) {
   wake_.notify_all();
 }
 
-uint64_t Fabric::peer_closed(int src) const {
-  const Inbox& b = *inboxes_[src];
-  std::lock_guard<std::mutex> lock(b.mu);
-  return b.closed_order;
-}
+uint64_t Fabric::peer_closed(int src) const { return inboxes_[src]->closed_order(); }
 
-void Fabric::deliver(int src, Tag tag, Tensor t) {
-  Inbox& b = *inboxes_[src];
-  {
-    std::lock_guard<std::mutex> lock(b.mu);
-    if (!closed_.load()) {
-      b.queues.push(tag, std::move(t));
-      b.cv.notify_all();
-      return;
-    }
-  }
-  BufferPool::global().release(t);  // this endpoint has closed: drop
-}
+void Fabric::deliver(int src, Tag tag, Tensor t) { inboxes_[src]->push(tag, std::move(t)); }
 
 void Fabric::mark_src_closed(int src, std::string why) {
-  Inbox& b = *inboxes_[src];
-  {
-    std::lock_guard<std::mutex> lock(b.mu);
-    if (b.src_closed) return;
-    b.src_closed = true;
-    b.closed_why = std::move(why);
-    b.closed_order = ++closures_;
-  }
-  b.cv.notify_all();
+  if (inboxes_[src]->close_source(std::move(why), closures_ + 1)) ++closures_;
 }
 
 Tensor Fabric::take(int src, Tag tag, std::chrono::milliseconds timeout) {
-  Inbox& b = *inboxes_[src];
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_lock<std::mutex> lock(b.mu);
-  auto ready = [&] {
-    return b.queues.has(tag) || b.src_closed || closed_.load();
-  };
-  b.cv.wait_until(lock, deadline, ready);
-  if (closed_.load())
-    throw PeerLost(src, fmt::format("mpi: rank {} has closed its own endpoint; cannot receive tag {:#x} from rank {}",
-                                    rank_, tag, src),
-                   SF_WHERE);
-  if (auto t = b.queues.pop(tag)) return std::move(*t);
-  if (b.src_closed)
-    throw PeerLost(src, fmt::format("mpi: rank {} {}; rank {} waited for tag {:#x}", src, b.closed_why, rank_, tag),
-                   SF_WHERE);
-  throw PeerLost(src,
-                 fmt::format("mpi: no message from rank {} to rank {} with tag {:#x} within {} ms", src, rank_, tag,
-                             timeout.count()),
-                 SF_WHERE);
+  return *inboxes_[src]->take(tag, deadline, deadline, timeout);  // a message or PeerLost
 }
 
 void Fabric::close() {
@@ -421,15 +381,7 @@ void Fabric::close() {
     close_requested_ = true;
   }
   wake_.notify_all();
-  for (auto& b : inboxes_) {  // wake receivers; drop what nobody will read now
-    detail::TagQueues dropped;
-    {
-      std::lock_guard<std::mutex> lock(b->mu);
-      dropped = b->queues.take_all();
-    }
-    b->cv.notify_all();
-    dropped.release_all();
-  }
+  for (auto& b : inboxes_) b->close_endpoint();  // wake receivers; drop what nobody will read now
 }
 
 }  // namespace sf::comm::mpi

@@ -43,7 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "comm/detail/tag_queues.h"
+#include "comm/detail/inbox.h"
 #include "comm/mpi/native_op.h"
 #include "comm/transport.h"
 #include "core/tensor.h"
@@ -86,14 +86,6 @@ class Fabric {
   int tag_ub() const { return tag_ub_; }
 
  private:
-  struct Inbox {
-    mutable std::mutex mu;
-    std::condition_variable cv;
-    detail::TagQueues queues;
-    bool src_closed = false;
-    std::string closed_why;
-    uint64_t closed_order = 0;
-  };
   struct Outgoing;
   struct Incoming;
   class Engine;  // the thread's state: MPI handles and in-flight requests (fabric.cc)
@@ -107,7 +99,7 @@ class Fabric {
   int tag_ub_ = 0;
   std::atomic<bool> closed_{false};  // this endpoint: set by close(), read by post/take
   uint64_t closures_ = 0;             // peers' closures seen so far (MPI thread only)
-  std::vector<std::unique_ptr<Inbox>> inboxes_;
+  std::vector<std::unique_ptr<detail::Inbox>> inboxes_;
 
   // Requests for the thread, guarded by mu_.
   std::mutex mu_;

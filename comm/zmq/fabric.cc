@@ -48,7 +48,7 @@ Fabric::Fabric(int rank, int size, const std::string& bind_to, const ZmqOptions&
   lane_counters_.deferred = [c] { ++c->deferred_sends; };
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   SF_ENFORCE(wake_fd_ >= 0, Error, "zmq: eventfd failed: {}", std::strerror(errno));
-  for (int r = 0; r < size; ++r) inboxes_.push_back(std::make_unique<Inbox>());
+  for (int r = 0; r < size; ++r) inboxes_.push_back(std::make_unique<detail::Inbox>("zmq", rank, r));
   out_up_.assign(size, 0);
   in_up_.assign(size, 0);
   gone_.assign(size, 0);
@@ -69,7 +69,7 @@ Fabric::~Fabric() {
   if (lane_fd_ >= 0) ::close(lane_fd_);
   lane_unlink(lane_endpoint_);
   ::close(wake_fd_);
-  for (auto& b : inboxes_) b->queues.release_all();
+  for (auto& b : inboxes_) b->release_all();
 }
 
 void Fabric::start(std::vector<std::string> endpoints) {
@@ -134,28 +134,10 @@ void Fabric::post(int dst, Tag tag, const Tensor& t) {
   if (out_lanes_[dst]->post(tag, t, rank_, lane_counters_)) wake();
 }
 
-void Fabric::deliver(int src, Tag tag, Tensor t) {
-  Inbox& b = *inboxes_[src];
-  {
-    std::lock_guard<std::mutex> lock(b.mu);
-    if (!closed_.load()) {
-      b.queues.push(tag, std::move(t));
-      b.cv.notify_all();
-      return;
-    }
-  }
-  BufferPool::global().release(t);  // this endpoint has closed: drop
-}
+void Fabric::deliver(int src, Tag tag, Tensor t) { inboxes_[src]->push(tag, std::move(t)); }
 
 void Fabric::mark_src_closed(int src, std::string why) {
-  Inbox& b = *inboxes_[src];
-  {
-    std::lock_guard<std::mutex> lock(b.mu);
-    if (b.src_closed) return;
-    b.src_closed = true;
-    b.closed_why = std::move(why);
-  }
-  b.cv.notify_all();
+  if (!inboxes_[src]->close_source(std::move(why))) return;
   {
     std::lock_guard<std::mutex> lock(link_mu_);
     gone_[src] = 1;
@@ -184,14 +166,11 @@ InLane::Events Fabric::lane_events(int p, std::optional<LaneEnd>& end) {
 bool Fabric::read_lane_until(int src, Tag tag, Clock::time_point deadline) {
   InLane& lane = *in_lanes_[src];
   if (!lane.hold()) return false;
-  Inbox& b = *inboxes_[src];
+  const detail::Inbox& b = *inboxes_[src];
   std::optional<LaneEnd> end;
   const InLane::Events ev = lane_events(src, end);
   for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(b.mu);
-      if (b.queues.has(tag) || b.src_closed || closed_.load()) break;
-    }
+    if (b.ready(tag)) break;
     const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
     // Each read sleeps at most kHeldSliceMs: a close() of this endpoint is seen within one.
@@ -213,32 +192,15 @@ bool Fabric::read_lane_until(int src, Tag tag, Clock::time_point deadline) {
 }
 
 Tensor Fabric::take(int src, Tag tag, milliseconds timeout) {
-  Inbox& b = *inboxes_[src];
+  detail::Inbox& b = *inboxes_[src];
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(b.mu);
-      if (closed_.load())
-        throw PeerLost(src,
-                       fmt::format("zmq: rank {} has closed its own endpoint; cannot receive tag {:#x} from rank {}",
-                                   rank_, tag, src),
-                       SF_WHERE);
-      if (auto t = b.queues.pop(tag)) return std::move(*t);
-      if (b.src_closed)
-        throw PeerLost(src, fmt::format("zmq: rank {} {}; rank {} waited for tag {:#x}", src, b.closed_why, rank_, tag),
-                       SF_WHERE);
-      if (Clock::now() >= deadline)
-        throw PeerLost(src,
-                       fmt::format("zmq: no message from rank {} to rank {} with tag {:#x} within {} ms", src, rank_,
-                                   tag, timeout.count()),
-                       SF_WHERE);
-    }
+    if (auto t = b.take(tag, Clock::now(), deadline, timeout)) return std::move(*t);
     // Read the lane ourselves; if another thread does, wait for what it delivers (or for the
     // lane to come free, within a short slice).
     if (src != rank_ && read_lane_until(src, tag, deadline)) continue;
-    std::unique_lock<std::mutex> lock(b.mu);
-    b.cv.wait_until(lock, std::min(deadline, Clock::now() + milliseconds(src == rank_ ? 1 << 30 : 5)),
-                    [&] { return b.queues.has(tag) || b.src_closed || closed_.load(); });
+    const auto until = src == rank_ ? deadline : Clock::now() + milliseconds(5);
+    if (auto t = b.take(tag, until, deadline, timeout)) return std::move(*t);
   }
 }
 
@@ -250,15 +212,7 @@ void Fabric::close() {
   for (auto& lane : out_lanes_)
     if (lane) left = lane->post_close(rank_, lane_counters_) || left;
   if (left) wake();
-  for (auto& b : inboxes_) {  // wake receivers; drop what nobody will read now
-    detail::TagQueues dropped;
-    {
-      std::lock_guard<std::mutex> lock(b->mu);
-      dropped = b->queues.take_all();
-    }
-    b->cv.notify_all();
-    dropped.release_all();
-  }
+  for (auto& b : inboxes_) b->close_endpoint();  // wake receivers; drop what nobody will read now
 }
 
 ZmqStats Fabric::stats() const {

@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/detail/tag_queues.h"
+#include "comm/detail/inbox.h"
 #include "comm/transport.h"
 #include "comm/zmq/handshake.h"
 #include "comm/zmq/lane.h"
@@ -89,13 +89,6 @@ class Fabric {
   ZmqStats stats() const;
 
  private:
-  struct Inbox {
-    std::mutex mu;
-    std::condition_variable cv;
-    detail::TagQueues queues;
-    bool src_closed = false;
-    std::string closed_why;
-  };
   struct Counters;
   class Engine;  // the I/O thread and all it owns (comm/zmq/engine.h)
   // A lane that ended (close notice, EOF, a malformed frame): the link is dropped by the I/O
@@ -135,7 +128,7 @@ class Fabric {
   std::vector<std::unique_ptr<InLane>> in_lanes_;
 
   std::atomic<bool> closed_{false};
-  std::vector<std::unique_ptr<Inbox>> inboxes_;
+  std::vector<std::unique_ptr<detail::Inbox>> inboxes_;
 
   // Requests for the I/O thread, guarded by mu_; wake_fd_ is its eventfd, written when a lane
   // has bytes left for it or shutdown is asked.
