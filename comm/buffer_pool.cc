@@ -15,6 +15,20 @@ BufferPool& BufferPool::global() {
 
 size_t BufferPool::size_class(size_t nbytes) { return std::bit_ceil(std::max<size_t>(nbytes, 64)); }
 
+Tensor BufferPool::fresh(size_t cls, DType dtype) {
+  const int64_t elems = static_cast<int64_t>(cls / dtype_size(dtype));
+  if (cls < kCarveMinBytes || cls >= kCarveBlockBytes) return Tensor::empty({elems}, dtype);
+  // One block of huge pages cut into buffers of this class: the first is handed out, the rest
+  // go to the free list (they share the block, which lives while any of them does).
+  const Tensor block = Tensor::empty({static_cast<int64_t>(kCarveBlockBytes / dtype_size(dtype))}, dtype);
+  const int64_t pieces = static_cast<int64_t>(kCarveBlockBytes / cls);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& list = free_[key_of(cls, dtype)];
+  for (int64_t k = 1; k < pieces; ++k) list.push_back(block.rows(k * elems, (k + 1) * elems));
+  free_bytes_ += static_cast<size_t>(pieces - 1) * cls;
+  return block.rows(0, elems);
+}
+
 Tensor BufferPool::acquire(DType dtype, int64_t numel) {
   if (numel <= 0) return Tensor({0}, dtype);
   const size_t cls = size_class(static_cast<size_t>(numel) * dtype_size(dtype));
@@ -29,7 +43,7 @@ Tensor BufferPool::acquire(DType dtype, int64_t numel) {
       free_bytes_ -= cls;
     }
   }
-  if (!full.defined()) full = Tensor::empty({static_cast<int64_t>(cls / dtype_size(dtype))}, dtype);  // outside the lock
+  if (!full.defined()) full = fresh(cls, dtype);  // outside the lock
   Tensor t = full.rows(0, numel);
   const void* ptr = full.raw();  // before the move below
   std::lock_guard<std::mutex> lock(mu_);

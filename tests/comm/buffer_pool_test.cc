@@ -1,8 +1,11 @@
 // Tests for BufferPool (comm/buffer_pool.h): reuse of released buffers, reader references,
-// and that foreign tensors are ignored.
+// buffers cut from huge-page blocks, and that foreign tensors are ignored.
 #include "comm/buffer_pool.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
 
 namespace sf::comm {
 namespace {
@@ -21,6 +24,25 @@ TEST(BufferPool, ReleasedBufferIsReusedForTheSameClass) {
   EXPECT_EQ(b.raw(), p);
   EXPECT_EQ(b.numel(), 900);
   pool.release(b);
+}
+
+TEST(BufferPool, MiddleClassesAreCutFromHugePageBlocks) {
+  // 64 KiB .. 1 MiB buffers come from 2 MiB blocks that the storage cache maps 2 MiB-aligned
+  // as huge pages, so each starts at a multiple of its own size, which an ordinary allocation
+  // does not give. One more than a block holds is taken, so a second block is cut too.
+  BufferPool& pool = BufferPool::global();
+  for (size_t cls = BufferPool::kCarveMinBytes; cls < BufferPool::kCarveBlockBytes; cls *= 2) {
+    std::vector<Tensor> held;
+    for (size_t k = 0; k < BufferPool::kCarveBlockBytes / cls + 1; ++k) {
+      held.push_back(pool.acquire(DType::kI32, static_cast<int64_t>(cls / 4)));
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(held.back().raw()) % cls, 0u) << cls << " bytes, buffer " << k;
+    }
+    for (const Tensor& t : held) pool.release(t);
+  }
+  // Outside the range, classes are plain allocations.
+  Tensor small = pool.acquire(DType::kI32, 1024);
+  EXPECT_EQ(small.numel(), 1024);
+  pool.release(small);
 }
 
 TEST(BufferPool, BufferStaysOutUntilEveryReaderReleases) {
