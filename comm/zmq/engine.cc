@@ -131,11 +131,11 @@ void Fabric::Engine::loop() {
     for (size_t i = 0; i < fds.size(); ++i) {
       const bool fired = fds[i].revents != 0;
       const size_t k = owner[i].index;
-      Link* l = owner[i].who >= Who::kDealer && owner[i].who != Who::kListener && owner[i].who != Who::kGreeting
-                    ? links_[k].get()
-                    : nullptr;
-      if (l && l->gone) continue;
-      switch (owner[i].who) {
+      const Who who = owner[i].who;
+      const bool per_peer = who == Who::kDealer || who == Who::kMonitor || who == Who::kLaneIn || who == Who::kLaneOut;
+      Link* l = per_peer ? links_[k].get() : nullptr;
+      if (l && l->gone) continue;  // dropped earlier in this pass
+      switch (who) {
         case Who::kWake:
           if (fired) take_requests();
           break;

@@ -9,11 +9,12 @@
 // it a data lane (endpoint and token); ZMTP heartbeats on the DEALERs notice frozen peers.
 //
 // Data: post() writes the tensor to the peer's lane on the caller's own thread (no hand-off);
-// what the socket cannot take at once waits, by reference, for the I/O thread. The I/O thread
-// reads every lane straight into pooled buffers and puts each message in an inbox per source
-// rank with one FIFO queue per tag, where take() waits on a condition variable, exactly as the
-// inproc and mpi fabrics do. Nothing a peer sends can throw out of the I/O thread: malformed
-// frames are dropped and counted (ZmqStats).
+// what the socket cannot take at once waits, by reference, for the I/O thread. take() reads
+// the source's lane itself when no other thread does (no hand-off either), and otherwise waits
+// on the source's inbox (comm/detail/inbox.h), one FIFO queue per tag, which every reader of
+// the lane fills — the I/O thread too, for lanes nobody waits on. Payloads land straight in
+// pooled buffers. Nothing a peer sends can throw out of a reader: a malformed frame ends its
+// lane, and is counted (ZmqStats) and logged.
 //
 // Failure: a peer is lost when its lane ends without a close notice (a killed process's
 // sockets close at once), when its DEALER connection drops and no close notice follows within

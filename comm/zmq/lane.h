@@ -102,7 +102,8 @@ class OutLane {
   // Writes what the socket takes now (the I/O thread, when the socket is writable). Returns
   // true if bytes are still left. A write error shuts the lane.
   bool flush(const LaneCounters& c);
-  // Drops what is queued and closes the socket (the peer is gone).
+  // Drops what is queued and what is posted later (the peer is gone); the socket closes
+  // with the lane.
   void shut();
 
   // Lock-free, for the I/O thread's poll set (a sender may hold the lock in sendmsg).

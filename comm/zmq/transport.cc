@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <optional>
 #include <fmt/ranges.h>
 
 #include "comm/zmq/fabric.h"
@@ -77,19 +76,18 @@ int parse_int(const char* name, const std::string& v) {
 
 // `o` with SF_ZMQ_SEGMENT_KB and SF_ZMQ_SOCKET_BUFFER_KB applied where set, checked.
 ZmqOptions with_env(ZmqOptions o) {
-  auto kib = [](const char* name) -> std::optional<int64_t> {
+  auto kib = [](const char* name, int64_t fallback) {
     const char* v = std::getenv(name);
-    if (!v || !*v) return std::nullopt;
-    return int64_t{parse_int(name, v)} << 10;
+    return v && *v ? int64_t{parse_int(name, v)} * 1024 : fallback;
   };
-  if (auto b = kib("SF_ZMQ_SEGMENT_KB")) o.segment_bytes = *b;
-  if (auto b = kib("SF_ZMQ_SOCKET_BUFFER_KB")) o.socket_buffer_bytes = static_cast<int>(*b);
-  SF_ENFORCE(o.segment_bytes >= (int64_t{4} << 10) && o.segment_bytes <= (int64_t{64} << 20), InvalidArgument,
-             "zmq: segment size {} bytes (segment_bytes, SF_ZMQ_SEGMENT_KB) is outside 4 KiB .. 64 MiB",
-             o.segment_bytes);
-  SF_ENFORCE(o.socket_buffer_bytes >= 0 && o.socket_buffer_bytes <= (1 << 30), InvalidArgument,
-             "zmq: socket buffer {} bytes (socket_buffer_bytes, SF_ZMQ_SOCKET_BUFFER_KB) is outside 0 .. 1 GiB",
-             o.socket_buffer_bytes);
+  const int64_t segment = kib("SF_ZMQ_SEGMENT_KB", o.segment_bytes);
+  const int64_t buffer = kib("SF_ZMQ_SOCKET_BUFFER_KB", o.socket_buffer_bytes);
+  SF_ENFORCE(segment >= (int64_t{4} << 10) && segment <= (int64_t{64} << 20), InvalidArgument,
+             "zmq: segment size {} bytes (segment_bytes, SF_ZMQ_SEGMENT_KB) is outside 4 KiB .. 64 MiB", segment);
+  SF_ENFORCE(buffer >= 0 && buffer <= (int64_t{1} << 30), InvalidArgument,
+             "zmq: socket buffer {} bytes (socket_buffer_bytes, SF_ZMQ_SOCKET_BUFFER_KB) is outside 0 .. 1 GiB", buffer);
+  o.segment_bytes = segment;
+  o.socket_buffer_bytes = static_cast<int>(buffer);
   return o;
 }
 

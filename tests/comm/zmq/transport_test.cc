@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+#include <tuple>
 
 #include "comm/buffer_pool.h"
 #include "comm/zmq/handshake.h"
@@ -147,6 +148,31 @@ TEST_P(ZmqTransportTest, SendsNeverBlockWhileNobodyReceivesAndTheRestFollowsInOr
   });
   EXPECT_GT(stats_of(world[0]).deferred_sends, 0u) << "48 MiB fitted in the socket without waiting";
   EXPECT_EQ(stats_of(world[1]).messages_received, static_cast<uint64_t>(2 * kLarge + kSmall));
+}
+
+TEST(ZmqOptionsTest, SettingsOutOfRangeAreRefusedBeforeAnySocketOpens) {
+  for (const auto& [name, value, needle] :
+       {std::tuple{"SF_ZMQ_SEGMENT_KB", "2", "outside 4 KiB .. 64 MiB"},
+        std::tuple{"SF_ZMQ_SEGMENT_KB", "lots", "is not an integer"},
+        std::tuple{"SF_ZMQ_SOCKET_BUFFER_KB", "-1", "outside 0 .. 1 GiB"},
+        std::tuple{"SF_ZMQ_SOCKET_BUFFER_KB", "4194304", "outside 0 .. 1 GiB"}}) {
+    ::setenv(name, value, 1);
+    try {
+      make_zmq_world(2);
+      ADD_FAILURE() << name << "=" << value << " was taken";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+    ::unsetenv(name);
+  }
+  ZmqOptions o;
+  o.segment_bytes = 1 << 10;
+  EXPECT_THROW(make_zmq_world(2, o), InvalidArgument);
+  ::setenv("SF_ZMQ_SEGMENT_KB", "256", 1);  // in range: taken, and the transport reports it
+  auto world = make_zmq_world(2);
+  EXPECT_EQ(world[0]->segment_bytes(), 256 << 10);
+  ::unsetenv("SF_ZMQ_SEGMENT_KB");
 }
 
 TEST_P(ZmqTransportTest, RefusesToSendOverThePayloadCap) {
