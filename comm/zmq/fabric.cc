@@ -206,7 +206,7 @@ Tensor Fabric::take(int src, Tag tag, milliseconds timeout) {
 
 void Fabric::close() {
   if (closed_.exchange(true)) return;
-  // A receive reading a lane sees closed_ within its slice; wake those waiting on inboxes.
+  // A receive reading a lane itself sees the close within one kHeldSliceMs slice.
   // The close notice goes on every lane after the messages posted before it.
   bool left = false;
   for (auto& lane : out_lanes_)
