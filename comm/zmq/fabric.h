@@ -69,6 +69,8 @@ class Fabric {
   int size() const { return size_; }
   // The endpoint peers connect to, port or path resolved.
   const std::string& endpoint() const { return endpoint_; }
+  // Where peers open their data lanes to this rank (comm/zmq/lane.h).
+  const std::string& lane_endpoint() const { return lane_endpoint_; }
   // The libzmq context, for the rendezvous's own sockets before start().
   Context& context() { return ctx_; }
 

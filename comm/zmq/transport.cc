@@ -18,6 +18,7 @@ int ZmqTransport::rank() const { return fabric_->rank(); }
 int ZmqTransport::size() const { return fabric_->size(); }
 void ZmqTransport::close() { fabric_->close(); }
 const std::string& ZmqTransport::endpoint() const { return fabric_->endpoint(); }
+const std::string& ZmqTransport::lane_endpoint() const { return fabric_->lane_endpoint(); }
 ZmqStats ZmqTransport::stats() const { return fabric_->stats(); }
 
 void ZmqTransport::check_peer(int peer, const char* what) const {

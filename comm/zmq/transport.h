@@ -46,6 +46,8 @@ class ZmqTransport final : public Transport {
 
   // The address peers connect to ("tcp://127.0.0.1:41234", "ipc:///tmp/...").
   const std::string& endpoint() const;
+  // Where peers open their data lanes to this rank ("tcp://127.0.0.1:41235", "ipc://....lane").
+  const std::string& lane_endpoint() const;
   ZmqStats stats() const;
 
  private:

@@ -5,6 +5,7 @@
 // count not matching the shape, a payload over the cap, an unknown sender), and a raw TCP
 // client writes garbage that is not ZMTP at all. Each is refused or dropped, counted under its
 // ZmqStats reason and logged with its address, and the job finishes with correct results.
+// Raw connections to a rank's data-lane listener without the token it offered are refused too.
 #include <zmq.h>
 
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include "comm/comm.h"
 #include "comm/zmq/handshake.h"
 #include "comm/zmq/header.h"
+#include "comm/zmq/lane.h"
 #include "comm/zmq/transport.h"
 #include "rank_threads.h"
 
@@ -197,6 +199,52 @@ TEST(ZmqRefusal, ForeignPeersAreRefusedCountedAndLoggedWhileTheJobGoesOn) {
     const ZmqStats other = std::dynamic_pointer_cast<zmq::ZmqTransport>(world[r])->stats();
     EXPECT_EQ(other.malformed() + other.refused_peers + other.unauthenticated + other.peers_lost, 0u);
   }
+}
+
+// A raw TCP connection to a rank's lane listener that writes `bytes` (if any) and closes.
+void knock(const std::string& lane_endpoint, const std::vector<uint8_t>& bytes) {
+  const std::string hostport = lane_endpoint.substr(6);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(hostport.substr(hostport.rfind(':') + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && !bytes.empty()) {
+    [[maybe_unused]] auto n = ::write(fd, bytes.data(), bytes.size());
+  }
+  std::this_thread::sleep_for(50ms);
+  ::close(fd);
+}
+
+TEST(ZmqRefusal, LaneConnectionsWithoutTheOfferedTokenAreRefusedAndLogged) {
+  ZmqOptions o;
+  o.scheme = ZmqScheme::kTcp;
+  auto world = make_zmq_world(2, o);
+  auto rank0 = std::dynamic_pointer_cast<zmq::ZmqTransport>(world[0]);
+  const std::string lane = rank0->lane_endpoint();
+  ASSERT_EQ(lane.rfind("tcp://127.0.0.1:", 0), 0u) << lane;
+  ::testing::internal::CaptureStderr();
+  knock(lane, std::vector<uint8_t>(zmq::kLaneGreetingBytes, 0x41));  // not a greeting
+  zmq::LaneToken guess{};
+  guess.fill(7);
+  const auto forged = zmq::lane_greeting(1, guess);  // rank 1's greeting with a guessed token
+  knock(lane, {forged.begin(), forged.end()});
+  const auto self = zmq::lane_greeting(0, guess);  // claims the listener's own rank
+  knock(lane, {self.begin(), self.end()});
+  knock(lane, {});  // says nothing and leaves
+  const auto end = Clock::now() + 10s;
+  while (rank0->stats().refused_peers < 4 && Clock::now() < end) std::this_thread::sleep_for(10ms);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rank0->stats().refused_peers, 4u) << log;
+  for (const char* needle : {"refused a lane connection from 127.0.0.1: not a shardflow lane greeting",
+                             "refused a lane connection from 127.0.0.1: it claims rank 1 without the token offered to it",
+                             "refused a lane connection from 127.0.0.1: it claims rank 0",
+                             "refused a lane connection from 127.0.0.1: closed before its greeting"})
+    EXPECT_NE(log.find(needle), std::string::npos) << "missing from the log: " << needle << "\n" << log;
+  // The real lanes were not disturbed.
+  world[1]->send(0, 3, Tensor::full({1000}, 2.0f));
+  EXPECT_EQ(world[0]->recv(1, 3, 10s).f32()[999], 2.0f);
+  EXPECT_EQ(rank0->stats().peers_lost, 0u);
 }
 
 }  // namespace
