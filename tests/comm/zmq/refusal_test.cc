@@ -94,6 +94,21 @@ void handshake(Foreign& f, const std::string& secret, int rank) {
   f.send(p);
 }
 
+// A raw TCP connection to tcp://127.0.0.1:port that writes `bytes` (if any) and closes.
+void knock(const std::string& endpoint, const std::vector<uint8_t>& bytes) {
+  const std::string hostport = endpoint.substr(6);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(hostport.substr(hostport.rfind(':') + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && !bytes.empty()) {
+    [[maybe_unused]] auto n = ::write(fd, bytes.data(), bytes.size());
+  }
+  std::this_thread::sleep_for(50ms);
+  ::close(fd);
+}
+
 void attack(const std::string& endpoint, const std::string& secret) {
   void* ctx = zmq_ctx_new();
   {
@@ -123,18 +138,8 @@ void attack(const std::string& endpoint, const std::string& secret) {
   }
   zmq_ctx_term(ctx);
   // Not ZMTP at all: libzmq's own handshake drops it.
-  const std::string hostport = endpoint.substr(6);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::stoi(hostport.substr(hostport.rfind(':') + 1))));
-  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    const char garbage[] = "GET / HTTP/1.0\r\n\r\n\xff\xff\xff\xff\xff\xff\xff\xff";
-    [[maybe_unused]] auto n = ::write(fd, garbage, sizeof garbage);
-  }
-  std::this_thread::sleep_for(50ms);
-  ::close(fd);
+  const char garbage[] = "GET / HTTP/1.0\r\n\r\n\xff\xff\xff\xff\xff\xff\xff\xff";
+  knock(endpoint, std::vector<uint8_t>(garbage, garbage + sizeof garbage));
 }
 
 TEST(ZmqRefusal, ForeignPeersAreRefusedCountedAndLoggedWhileTheJobGoesOn) {
@@ -199,21 +204,6 @@ TEST(ZmqRefusal, ForeignPeersAreRefusedCountedAndLoggedWhileTheJobGoesOn) {
     const ZmqStats other = std::dynamic_pointer_cast<zmq::ZmqTransport>(world[r])->stats();
     EXPECT_EQ(other.malformed() + other.refused_peers + other.unauthenticated + other.peers_lost, 0u);
   }
-}
-
-// A raw TCP connection to a rank's lane listener that writes `bytes` (if any) and closes.
-void knock(const std::string& lane_endpoint, const std::vector<uint8_t>& bytes) {
-  const std::string hostport = lane_endpoint.substr(6);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::stoi(hostport.substr(hostport.rfind(':') + 1))));
-  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && !bytes.empty()) {
-    [[maybe_unused]] auto n = ::write(fd, bytes.data(), bytes.size());
-  }
-  std::this_thread::sleep_for(50ms);
-  ::close(fd);
 }
 
 TEST(ZmqRefusal, LaneConnectionsWithoutTheOfferedTokenAreRefusedAndLogged) {
