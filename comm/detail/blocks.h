@@ -40,12 +40,6 @@ inline Range segment_of(Range r, int64_t seg, int64_t k) {
   return {b, std::min(r.end, b + seg)};
 }
 
-// Segments needed to cover the largest of n blocks of `count` elements; at least 1.
-inline int64_t segment_count(int64_t count, int n, int64_t seg) {
-  const int64_t largest = (count + n - 1) / n;
-  return std::max<int64_t>(1, (largest + seg - 1) / seg);
-}
-
 // Segments needed to cover the largest of `blocks`; at least 1.
 inline int64_t segment_count(const std::vector<Range>& blocks, int64_t seg) {
   int64_t largest = 0;

@@ -104,6 +104,7 @@ void Fabric::Engine::loop() {
       timeout = timeout.count() < 0 ? left : std::min(timeout, left);
     };
     const auto now = Clock::now();
+    const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
     if (!greetings_.empty()) until(greetings_.front().since + f_.opts_.connect_timeout, now);
     for (int p = 0; p < f_.size_; ++p) {
       if (!links_[p] || links_[p]->gone) continue;
@@ -113,7 +114,6 @@ void Fabric::Engine::loop() {
       // A lane a receiver holds is watched again once it has let go (it wakes this thread) and
       // the grace after that has passed.
       int64_t recheck_us = -1;
-      const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
       if (const int fd = f_.in_lanes_[p]->pollable_fd(now_us, recheck_us); fd >= 0)
         watch(fd, POLLIN, Who::kLaneIn, p);
       else if (recheck_us >= 0)

@@ -36,7 +36,7 @@ Fabric::Fabric(int rank, int size, const std::string& bind_to, const ZmqOptions&
   endpoint_ = router_.last_endpoint();
   lane_fd_ = lane_listen(endpoint_, lane_endpoint_);
   for (int r = 0; r < size; ++r) {
-    tokens_.push_back(random_lane_token());
+    tokens_.push_back(fresh_nonce());
     out_lanes_.push_back(r == rank ? nullptr : std::make_unique<OutLane>());
     in_lanes_.push_back(r == rank ? nullptr : std::make_unique<InLane>(r, HeaderLimits{size, opts.max_payload_bytes}));
   }

@@ -79,15 +79,16 @@ AddrInfo resolve(const Parsed& p, bool passive) {
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-}  // namespace
-
-LaneToken random_lane_token() {
-  static const int rc = sodium_init();  // thread-safe and idempotent
-  SF_ENFORCE(rc >= 0, Error, "zmq: libsodium could not be initialised");
-  LaneToken t;
-  randombytes_buf(t.data(), t.size());
-  return t;
+// The bytes that open a frame: the header's length, then the header.
+std::vector<uint8_t> frame_head(const Header& h) {
+  const std::vector<uint8_t> header = encode_header(h);
+  std::vector<uint8_t> head(4 + header.size());
+  put_u32(head.data(), static_cast<uint32_t>(header.size()));
+  std::memcpy(head.data() + 4, header.data(), header.size());
+  return head;
 }
+
+}  // namespace
 
 std::array<uint8_t, kLaneGreetingBytes> lane_greeting(int rank, const LaneToken& token) {
   std::array<uint8_t, kLaneGreetingBytes> g{};
@@ -149,6 +150,8 @@ int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& to
   if (p.ipc) {
     const sockaddr_un a = unix_address(p.path);
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && socket_buffer_bytes > 0)
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
     if (fd >= 0) rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
   } else {
     AddrInfo ai = resolve(p, false);
@@ -214,35 +217,27 @@ bool OutLane::post(Tag tag, const Tensor& t, int from, const LaneCounters& c) {
   h.dtype = t.dtype();
   h.shape = t.shape();
   h.nbytes = t.nbytes();
-  const std::vector<uint8_t> header = encode_header(h);
-  Frame f{std::vector<uint8_t>(4 + header.size()), t};
-  put_u32(f.head.data(), static_cast<uint32_t>(header.size()));
-  std::memcpy(f.head.data() + 4, header.data(), header.size());
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shut_ || closing_) {
-    BufferPool::global().release(t);
-    return false;
-  }
-  const bool was_idle = queue_.empty();
-  queue_.push_back(std::move(f));
-  // Someone else's bytes are ahead: they are being written by the I/O thread, which will get
-  // to these too. Otherwise write now, on the caller's thread.
-  return was_idle && flush_locked(c);
+  return enqueue(Frame{frame_head(h), t}, false, c);
 }
 
 bool OutLane::post_close(int from, const LaneCounters& c) {
   Header h;
   h.kind = Kind::kClose;
   h.from = from;
-  const std::vector<uint8_t> header = encode_header(h);
-  Frame f{std::vector<uint8_t>(4 + header.size()), Tensor()};
-  put_u32(f.head.data(), static_cast<uint32_t>(header.size()));
-  std::memcpy(f.head.data() + 4, header.data(), header.size());
+  return enqueue(Frame{frame_head(h), Tensor()}, true, c);
+}
+
+bool OutLane::enqueue(Frame f, bool closing, const LaneCounters& c) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (shut_ || closing_) return false;
-  closing_ = true;
+  if (shut_ || closing_) {
+    BufferPool::global().release(f.payload);  // dropped: give the sender's reference back
+    return false;
+  }
+  closing_ = closing;
   const bool was_idle = queue_.empty();
   queue_.push_back(std::move(f));
+  // Someone else's bytes are ahead: they are being written by the I/O thread, which will get
+  // to these too. Otherwise write now, on the caller's thread.
   return was_idle && flush_locked(c);
 }
 
@@ -333,8 +328,6 @@ bool InLane::attach(int fd, int socket_buffer_bytes) {
   return true;
 }
 
-bool InLane::attached() const { return fd_.load() >= 0; }
-
 int InLane::pollable_fd(int64_t now_us, int64_t& recheck_us) const {
   if (done_.load() || held_.load()) return -1;
   const int64_t free_at = released_us_.load() + kReleaseGraceUs;
@@ -347,7 +340,7 @@ int InLane::pollable_fd(int64_t now_us, int64_t& recheck_us) const {
 
 void InLane::shut() {
   const int fd = fd_.load();
-  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);  // a caller waiting in wait_readable() returns now
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);  // a caller asleep in recv() returns now
   std::lock_guard<std::mutex> lock(mu_);
   finish();
   if (fd_.load() >= 0) ::close(fd_.exchange(-1));

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/zmq/handshake.h"
 #include "comm/zmq/header.h"
 #include "core/tensor.h"
 
@@ -46,8 +47,7 @@ namespace sf::comm::zmq {
 
 // The greeting that opens a lane: magic, the connecting rank, the token it was offered.
 inline constexpr uint32_t kLaneMagic = 0x324c4653;  // "SFL2"
-inline constexpr size_t kLaneTokenBytes = 32;
-inline constexpr size_t kLaneGreetingBytes = 8 + kLaneTokenBytes;
+inline constexpr size_t kLaneGreetingBytes = 8 + kNonceBytes;
 // The longest a caller holding a lane sleeps in one recv(): how soon it sees a close() of its
 // own endpoint or its deadline.
 inline constexpr int kHeldSliceMs = 50;
@@ -58,8 +58,8 @@ inline constexpr size_t kLaneReadBudget = size_t{4} << 20;
 // A frame header longer than this is refused (a data header with 16 dims is ~250 bytes).
 inline constexpr uint32_t kMaxLaneHeaderBytes = 4096;
 
-using LaneToken = std::array<uint8_t, kLaneTokenBytes>;
-LaneToken random_lane_token();
+// A token is a fresh random nonce (fresh_nonce(), comm/zmq/handshake.h).
+using LaneToken = Nonce;
 std::array<uint8_t, kLaneGreetingBytes> lane_greeting(int rank, const LaneToken& token);
 // The rank a greeting names, or -1 if its magic is wrong.
 int lane_greeting_rank(const uint8_t* greeting);
@@ -115,6 +115,8 @@ class OutLane {
     std::vector<uint8_t> head;  // length prefix + msgpack header
     Tensor payload;             // undefined for a close notice
   };
+  // Queues f (unless the lane is shut or closing) and writes now if nothing was ahead of it.
+  bool enqueue(Frame f, bool closing, const LaneCounters& c);
   bool flush_locked(const LaneCounters& c);
   void shut_locked();
 
@@ -151,7 +153,6 @@ class InLane {
   // for the next message within the grace reads it whole itself rather than finding the I/O
   // thread halfway through it. `recheck_us` is set to when it becomes pollable, if it will.
   int pollable_fd(int64_t now_us, int64_t& recheck_us) const;
-  bool attached() const;
 
   // Reads what is there, at most `budget` bytes (so other sockets get their turn), and reports
   // each complete frame, unless another thread holds the lane. After closed, lost or malformed
