@@ -60,11 +60,12 @@ void Group::mark_failed(int world_rank, const std::string& message) const {
   if (!state().failure) state().failure.emplace(world_rank, message);
 }
 
-void Group::throw_if_failed(std::string_view op) const {
+void Group::throw_if_failed(const std::function<std::string()>& where) const {
   std::lock_guard<std::mutex> lock(state().mu);
   if (state().failure)
     throw PeerLost(state().failure->rank(),
-                   fmt::format("{}: group '{}' failed earlier: {}", op, state().name, state().failure->what()), SF_WHERE);
+                   fmt::format("{}: group '{}' failed earlier: {}", where(), state().name, state().failure->what()),
+                   SF_WHERE);
 }
 
 Worker& Group::worker() const {

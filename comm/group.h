@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,9 +61,10 @@ class Group {
   // --- for the collectives (comm/detail) ---
   // The next sequence number of this group on this rank.
   uint32_t next_sequence() const;
-  // Records the first failure; later collectives rethrow it through throw_if_failed().
+  // Records the first failure; later collectives rethrow it through throw_if_failed(), whose
+  // message begins with where() — built only then, not on every call.
   void mark_failed(int world_rank, const std::string& message) const;
-  void throw_if_failed(std::string_view op) const;
+  void throw_if_failed(const std::function<std::string()>& where) const;
   // This endpoint's in-order async worker (started on first use).
   Worker& worker() const;
   // The last collectives of this group on this rank (comm/flight_recorder.h).

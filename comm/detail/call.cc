@@ -43,7 +43,7 @@ Call::Call(Signature sig, const Group& group, uint32_t seq, milliseconds timeout
     : op_(sig.op), group_(group), seq_(seq), timeout_(timeout), deadline_(Clock::now() + timeout) {
   group_.flight_recorder().begin(seq_, sig.describe());
   try {
-    group_.throw_if_failed(where());
+    group_.throw_if_failed([this] { return where(); });
     if (debug_checks() && size() > 1) check_signature(sig);
   } catch (const std::exception& e) {
     group_.flight_recorder().end(seq_, FlightRecord::State::kFailed, e.what());

@@ -43,7 +43,7 @@ Collectives::Collectives(MPI_Comm comm, int rank, int size, int tag_ub)
   for (int r = 0; r < size; ++r) world.second.push_back(r);
   MPI_Comm_dup(comm, &groups_[world].comm);
   int provided = 0, index = 0, count = 0;
-  if (MPI_T_init_thread(MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
+  if (MPI_T_init_thread(MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) return;
   tool_interface_ = true;
   MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
   if (MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index) != MPI_SUCCESS ||
@@ -128,7 +128,7 @@ void Collectives::issue(GroupComm& g, std::shared_ptr<NativeOp> op) {
   const MPI_Comm comm = g.comm;
   const NativeRequest& q = op->req;
   if (chunked(q)) {
-    InFlight& f = inflight_.emplace_back(InFlight{std::move(op), MPI_REQUEST_NULL, &g});
+    InFlight& f = inflight_.emplace_back(InFlight{std::move(op), MPI_REQUEST_NULL, &g, -1, Tensor()});
     issue_chunk(f, 0);
     return;
   }
@@ -167,7 +167,7 @@ void Collectives::issue(GroupComm& g, std::shared_ptr<NativeOp> op) {
     op->complete();
     return;
   }
-  inflight_.push_back({std::move(op), req, &g});
+  inflight_.push_back({std::move(op), req, &g, -1, Tensor()});
 }
 
 void Collectives::send_words(int dst, int tag, std::vector<int32_t> words) {
@@ -238,6 +238,11 @@ bool Collectives::progress() {
   bool any = false;
   if (rank_ == 0) any |= serve_wants();
   any |= take_grants();
+  return progress_inflight() || any;
+}
+
+bool Collectives::progress_inflight() {
+  bool any = false;
   for (auto it = inflight_.begin(); it != inflight_.end();) {
     int done = 0;
     MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);

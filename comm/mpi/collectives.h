@@ -1,7 +1,7 @@
-// Collectives: the MPI thread's half of the mpi backend's native collectives — one MPI
+// Collectives: the MPI side of the mpi backend's native collectives — one MPI
 // communicator per group and MPI's non-blocking collectives on it (MPI_Iallreduce,
 // MPI_Iallgather, MPI_Ireduce_scatter_block, MPI_Ibcast, MPI_Ialltoall), polled with MPI_Test
-// in the fabric's loop like its point-to-point requests, so the thread never blocks in a
+// in the fabric's step like its point-to-point requests, so nothing ever blocks in a
 // collective and a caller's deadline still turns into PeerLost (comm/mpi/native_op.h).
 //
 // Communicators: the world group's is duplicated when the fabric starts. Any other group's is
@@ -16,7 +16,8 @@
 // communicator exists; the communicator is cached for the life of the fabric.
 //
 // Matching: MPI matches a communicator's collectives by their order, which is the order the
-// ops arrive here — the callers' program order (comm/native_collectives.h).
+// ops arrive here — each caller starts its ops on its own thread, under the MPI lock, in its
+// program order (comm/native_collectives.h).
 //
 // Large reductions run in chunks: Open MPI's Iallreduce mallocs a temporary buffer of the
 // whole message per call, its Ireduce_scatter_block one of twice the whole input, and glibc
@@ -42,7 +43,8 @@
 // use: kWantTag (member -> rank 0: group id and world ranks), kGrantTag (rank 0 -> member:
 // grant number, group id, world ranks), and kCreateTagBase + grant number for the creation.
 //
-// Threading: everything here runs on the fabric's MPI thread.
+// Threading: everything here runs under the fabric's MPI lock (comm/mpi/fabric.h), on
+// whichever thread holds it.
 #pragma once
 
 #include <mpi.h>
@@ -80,6 +82,9 @@ class Collectives {
   // Polls the sequencer's messages, creates granted communicators, tests in-flight
   // collectives; true if anything moved.
   bool progress();
+  // Tests in-flight collectives only (what a waiter polls most of the time); true if any
+  // completed or moved to its next chunk.
+  bool progress_inflight();
   // True while a collective is in flight or waiting for its communicator.
   bool busy() const { return !inflight_.empty() || waiting_ > 0; }
   // At shutdown, before MPI_Finalize: frees what can be freed. Collectives still in flight

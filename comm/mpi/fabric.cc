@@ -27,39 +27,55 @@ struct Fabric::Incoming {
   std::vector<MPI_Request> reqs;
 };
 
-// Everything the communication thread owns; only that thread touches it.
+// The fabric's MPI state: MPI handles and in-flight requests. Touched only under the MPI lock.
 class Fabric::Engine {
  public:
   explicit Engine(Fabric& f) : f_(f) {}
 
-  // Initialises or attaches to MPI; false (with f_.start_error_ set) if MPI is unusable.
+  // Initialises or attaches to MPI and publishes itself as f_.engine_; false (with
+  // f_.start_error_ set) if MPI is unusable. Runs on the fabric's thread.
   bool start();
-  // Works until shutdown has been requested and the linger is over.
+  // The fabric's thread: steps until shutdown has been requested and the linger is over,
+  // then finishes (under the MPI lock, so no caller reaches MPI after MPI_Finalize).
   void loop();
-  // Abandons what is still in flight, frees the communicator, finalises MPI if we own it.
-  void finish();
+
+  struct Progress {
+    bool moved = false;              // something started, arrived or completed
+    bool collective_pending = false; // a native collective in flight or waiting
+  };
+  // One step of MPI work (the MPI lock held).
+  Progress step();
+  // In-flight collectives only (the MPI lock held).
+  void step_collectives() { collectives_->progress_inflight(); }
+  // Starts the sends queued by post() (the MPI lock held).
+  void start_queued();
+  // Starts or queues a native collective (the MPI lock held).
+  void submit(std::shared_ptr<NativeOp> op) { collectives_->submit(std::move(op)); }
 
  private:
   void start_send(std::unique_ptr<Outgoing> o);
+  void start_batch();  // starts and empties batch_
   void send_close_notices();
   bool poll_headers();
   bool progress_sends();
   bool progress_receives();
   void post_pieces(void* data, size_t nbytes, int peer, bool send, std::vector<MPI_Request>& reqs);
   bool quiet() const;  // every peer closed, nothing in flight
+  // Abandons what is still in flight, frees the communicator, finalises MPI if we own it.
+  void finish();
 
   Fabric& f_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owns_mpi_ = false;
-  bool close_sent_ = false;
   bool shutdown_seen_ = false;
+  std::chrono::steady_clock::time_point linger_end_{};
   int peers_closed_ = 0;
   std::vector<char> peer_closed_;  // close notice probed (sends to it are dropped)
   std::vector<char> peer_broken_;  // sent a malformed header: ignore it from then on
   std::vector<std::deque<std::unique_ptr<Incoming>>> incoming_;  // per source, in arrival order
   std::list<std::unique_ptr<Outgoing>> outgoing_;
+  std::deque<std::unique_ptr<Outgoing>> batch_;  // taken from f_.outbox_ by a step
   std::unique_ptr<Collectives> collectives_;
-  bool crowded_ = false;  // more ranks on this host than cores
 };
 
 bool Fabric::Engine::start() {
@@ -75,17 +91,18 @@ bool Fabric::Engine::start() {
   if (finalised) return fail("MPI has already been finalised in this process (MPI cannot be initialised twice)");
   MPI_Initialized(&initialised);
   if (!initialised) {
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
     owns_mpi_ = true;
-    if (provided < MPI_THREAD_FUNNELED) {
+    if (provided < MPI_THREAD_SERIALIZED) {
       MPI_Finalize();
-      return fail("MPI_Init_thread provided no MPI_THREAD_FUNNELED support");
+      return fail("MPI_Init_thread provided no MPI_THREAD_SERIALIZED support; the mpi transport calls MPI from the "
+                  "calling threads, one at a time");
     }
   } else {
     MPI_Query_thread(&provided);
     if (provided < MPI_THREAD_SERIALIZED)
       return fail("MPI was initialised with a thread level below MPI_THREAD_SERIALIZED; the mpi transport calls MPI "
-                  "from its own thread");
+                  "from the calling threads, one at a time");
   }
   int* tag_ub = nullptr;
   int has_ub = 0;
@@ -104,11 +121,13 @@ bool Fabric::Engine::start() {
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_size(node, &on_node);
   MPI_Comm_free(&node);
-  crowded_ = on_node > static_cast<int>(std::thread::hardware_concurrency());
   peer_closed_.assign(size, 0);
   peer_broken_.assign(size, 0);
   incoming_.resize(size);
+  std::lock_guard<std::mutex> mpi(f_.mpi_mu_);
+  f_.engine_ = this;
   std::lock_guard<std::mutex> lock(f_.mu_);
+  f_.crowded_ = on_node > static_cast<int>(std::thread::hardware_concurrency());
   f_.rank_ = rank;
   f_.size_ = size;
   f_.tag_ub_ = *tag_ub;
@@ -118,46 +137,80 @@ bool Fabric::Engine::start() {
   return true;
 }
 
+Fabric::Engine::Progress Fabric::Engine::step() {
+  bool close_now = false;
+  {
+    std::lock_guard<std::mutex> lock(f_.mu_);
+    batch_.swap(f_.outbox_);
+    close_now = f_.close_requested_ && !f_.close_taken_;
+    f_.close_taken_ |= close_now;
+    if (f_.shutdown_ && !f_.shutdown_taken_) {
+      f_.shutdown_taken_ = true;
+      shutdown_seen_ = true;
+      linger_end_ = std::chrono::steady_clock::now() + kLinger;
+    }
+  }
+  Progress p;
+  p.moved = !batch_.empty() || close_now;
+  start_batch();  // messages posted before close() go first
+  if (close_now) send_close_notices();
+  p.moved |= poll_headers();
+  p.moved |= progress_sends();
+  p.moved |= progress_receives();
+  p.moved |= collectives_->progress();
+  p.collective_pending = collectives_->busy();
+  return p;
+}
+
+void Fabric::Engine::start_queued() {
+  {
+    std::lock_guard<std::mutex> lock(f_.mu_);
+    batch_.swap(f_.outbox_);
+  }
+  start_batch();
+}
+
+void Fabric::Engine::start_batch() {
+  for (auto& o : batch_) start_send(std::move(o));
+  batch_.clear();  // keeps its memory: the two deques trade places on every step
+}
+
 void Fabric::Engine::loop() {
   int idle = 0;
-  std::chrono::steady_clock::time_point linger_end{};
   for (;;) {
-    std::deque<std::unique_ptr<Outgoing>> batch;
-    std::deque<std::shared_ptr<NativeOp>> natives;
-    bool close_now = false;
+    Progress p;
     {
-      std::lock_guard<std::mutex> lock(f_.mu_);
-      batch.swap(f_.outbox_);
-      natives.swap(f_.native_box_);
-      close_now = f_.close_requested_ && !close_sent_;
-      if (f_.shutdown_ && !shutdown_seen_) {
-        shutdown_seen_ = true;
-        linger_end = std::chrono::steady_clock::now() + kLinger;
+      // try_lock: a caller in MPI is making the progress; waiting for it would only cost a
+      // futex wake on its every unlock.
+      std::unique_lock<std::mutex> mpi(f_.mpi_mu_, std::try_to_lock);
+      if (mpi.owns_lock()) {
+        p = step();
+        if (shutdown_seen_ && (quiet() || std::chrono::steady_clock::now() >= linger_end_)) {
+          f_.engine_ = nullptr;
+          finish();
+          return;
+        }
       }
     }
-    bool busy = !batch.empty() || close_now || !natives.empty();
-    for (auto& o : batch) start_send(std::move(o));  // messages posted before close() go first
-    if (close_now) send_close_notices();
-    for (auto& op : natives) collectives_->submit(std::move(op));
-    busy |= poll_headers();
-    busy |= progress_sends();
-    busy |= progress_receives();
-    busy |= collectives_->progress();
-    if (shutdown_seen_ && (quiet() || std::chrono::steady_clock::now() >= linger_end)) return;
-    if (busy) {
+    // A collective in flight that no caller is polling: the thread polls it. While a caller
+    // polls, the thread sleeps: yielding would hand the rank's core (mpirun binds all its
+    // threads to one) back and forth with the poller.
+    const bool driven = f_.drivers_.load(std::memory_order_relaxed) > 0;
+    const bool poll = p.collective_pending && !driven;
+    if (driven && !p.moved) idle = std::max(idle, 64);
+    if (p.moved) {
       idle = 0;
-    } else if (collectives_->busy() && !crowded_) {
-      // A collective in flight and a core for each rank: poll on without giving the core
-      // away (a yield hands it to whatever else runs on the host, for a whole time slice).
+    } else if (poll && !f_.crowded_) {
+      // A core for each rank: poll on without giving the core away (a yield hands it to
+      // whatever else runs on the host, for a whole time slice).
       __builtin_ia32_pause();
-    } else if (++idle < 64 || collectives_->busy()) {  // crowded: poll, but let the others run
+    } else if (++idle < 64 || poll) {  // crowded: poll, but let the others run
       std::this_thread::yield();
     } else {  // back off: 20 us doubling to 1 ms, woken at once by new work
       const auto pause = std::chrono::microseconds(std::min(1000, 20 << std::min(idle - 64, 6)));
       std::unique_lock<std::mutex> lock(f_.mu_);
       f_.wake_.wait_for(lock, pause, [&] {
-        return !f_.outbox_.empty() || !f_.native_box_.empty() || (f_.close_requested_ && !close_sent_) ||
-               (f_.shutdown_ && !shutdown_seen_);
+        return !f_.outbox_.empty() || (f_.close_requested_ && !f_.close_taken_) || (f_.shutdown_ && !f_.shutdown_taken_);
       });
     }
   }
@@ -197,7 +250,6 @@ void Fabric::Engine::start_send(std::unique_ptr<Outgoing> o) {
 }
 
 void Fabric::Engine::send_close_notices() {
-  close_sent_ = true;
   for (int peer = 0; peer < f_.size_; ++peer) {
     if (peer == f_.rank_) continue;
     auto o = std::make_unique<Outgoing>();
@@ -332,10 +384,10 @@ void Fabric::run() {
   Engine e(*this);
   if (!e.start()) return;
   e.loop();
-  e.finish();
 }
 
 void Fabric::post(int dst, Tag tag, const Tensor& t) {
+  bool queued = false;
   if (!closed_.load()) {
     auto o = std::make_unique<Outgoing>();
     o->dst = dst;
@@ -346,19 +398,57 @@ void Fabric::post(int dst, Tag tag, const Tensor& t) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!close_requested_) {
       outbox_.push_back(std::move(o));
-      wake_.notify_all();
+      queued = true;
+    }
+  }
+  if (!queued) {
+    BufferPool::global().release(t);  // dropped: give the sender's reference back
+    return;
+  }
+  // Start it here if MPI is free (the queue keeps the order of posts from other threads);
+  // otherwise the MPI lock's holder or the woken thread starts it.
+  {
+    std::unique_lock<std::mutex> mpi(mpi_mu_, std::try_to_lock);
+    if (mpi.owns_lock() && engine_) {
+      engine_->start_queued();
       return;
     }
   }
-  BufferPool::global().release(t);  // dropped: give the sender's reference back
+  wake_.notify_all();
 }
 
 void Fabric::start_native(std::shared_ptr<NativeOp> op) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    native_box_.push_back(std::move(op));
+  std::lock_guard<std::mutex> mpi(mpi_mu_);
+  if (engine_) engine_->submit(std::move(op));
+}
+
+bool Fabric::progress(Scope scope) {
+  std::unique_lock<std::mutex> mpi(mpi_mu_, std::try_to_lock);
+  if (!mpi.owns_lock()) return false;
+  if (!engine_) return true;
+  if (scope == Scope::kCollectives)
+    engine_->step_collectives();
+  else
+    engine_->step();
+  return true;
+}
+
+bool Fabric::drive(const std::function<bool()>& done, Scope scope, std::chrono::steady_clock::time_point until,
+                   std::chrono::steady_clock::time_point spin_until) {
+  drivers_.fetch_add(1, std::memory_order_relaxed);
+  bool ok = false;
+  for (unsigned poll = 0;; ++poll) {
+    progress(poll % kFullStepEvery == kFullStepEvery - 1 ? Scope::kAll : scope);
+    if ((ok = done())) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) break;
+    if (crowded_ || now >= spin_until)
+      std::this_thread::yield();
+    else
+      __builtin_ia32_pause();
   }
-  wake_.notify_all();
+  drivers_.fetch_sub(1, std::memory_order_relaxed);
+  return ok;
 }
 
 uint64_t Fabric::peer_closed(int src) const { return inboxes_[src]->closed_order(); }
@@ -370,8 +460,11 @@ void Fabric::mark_src_closed(int src, std::string why) {
 }
 
 Tensor Fabric::take(int src, Tag tag, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  return *inboxes_[src]->take(tag, deadline, deadline, timeout);  // a message or PeerLost
+  const auto now = std::chrono::steady_clock::now();
+  const auto deadline = now + timeout;
+  detail::Inbox& box = *inboxes_[src];
+  if (!box.ready(tag)) drive([&] { return box.ready(tag); }, Scope::kAll, std::min(deadline, now + kReceivePoll), now + kSpin);
+  return *box.take(tag, deadline, deadline, timeout);  // a message or PeerLost
 }
 
 void Fabric::close() {

@@ -10,10 +10,10 @@
 //
 // Native collectives: the transport is its own NativeCollectives (comm/native_collectives.h):
 // AllReduce, AllGather, ReduceScatter, Broadcast and AlltoAll of up to INT_MAX elements per
-// MPI count go to MPI's non-blocking collectives on the fabric's thread
+// MPI count go to MPI's non-blocking collectives, started and polled on the caller's thread
 // (comm/mpi/collectives.h), which the algorithm table prefers on this transport.
 //
-// Threading: as Transport. All MPI calls happen on the fabric's own thread.
+// Threading: as Transport. MPI is called under the fabric's MPI lock (comm/mpi/fabric.h).
 #pragma once
 
 #include <memory>
