@@ -34,8 +34,10 @@ std::string_view collective_name(Collective c) {
 
 TransportCaps transport_caps(Transport& transport, Collective c, int64_t count) {
   NativeCollectives* native = transport.native_collectives();
+  const bool supported = c != Collective::kBarrier && native != nullptr && native->supports(c, count);
   return {.by_reference = transport.passes_by_reference(),
-          .native = c != Collective::kBarrier && native != nullptr && native->supports(c, count)};
+          .native = supported,
+          .native_preferred = supported && native->prefers(c, count)};
 }
 
 namespace {
@@ -44,7 +46,7 @@ bool moves_data(Collective c) { return c != Collective::kBarrier; }
 }  // namespace
 
 Algorithm choose_algorithm(Collective c, int64_t nbytes, int group_size, TransportCaps caps) {
-  if (moves_data(c) && caps.native) return Algorithm::kNative;
+  if (moves_data(c) && caps.native && caps.native_preferred) return Algorithm::kNative;
   if (moves_data(c) && caps.by_reference && nbytes >= kByReferenceMinBytes) return Algorithm::kByReference;
   switch (c) {
     case Collective::kAllReduce:

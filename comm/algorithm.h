@@ -9,9 +9,10 @@
 // transport before any message moves.
 //
 // Why the table picks what it picks (figures in docs/benchmarks.md):
-//  * mpi: MPI's own non-blocking collectives (kNative) for every collective the backend
-//    supports, at every size; the send/recv algorithms over the one MPI thread copy every
-//    message twice more and lose at every size.
+//  * mpi: MPI's own non-blocking collectives (kNative) wherever the backend prefers them:
+//    every size of AllReduce, AllGather, Broadcast and AlltoAll, ReduceScatter below 64 KiB.
+//    From 64 KiB Open MPI's non-blocking ReduceScatter lost to the pipelined ring over the
+//    fabric's messages (2.3x at 16 MiB), which now reach MPI without a thread hand-off.
 //  * inproc, from kByReferenceMinBytes: kByReference — tensors travel by reference, so each
 //    rank reads its peers' inputs in place (and, for AllReduce, writes its reduced block
 //    straight into every output): one pass over the data instead of n-1 pooled copies. It
@@ -68,6 +69,7 @@ constexpr int64_t kSegmentBytes = 128 << 10;
 struct TransportCaps {
   bool by_reference = false;  // Transport::passes_by_reference()
   bool native = false;        // its NativeCollectives support this collective at this count
+  bool native_preferred = false;  // ... and prefer it there (NativeCollectives::prefers)
 };
 
 class Transport;

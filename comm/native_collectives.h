@@ -63,6 +63,14 @@ class NativeCollectives {
   // True if the backend runs `c` on `count` elements (of the larger buffer) natively; the
   // answer must depend on nothing but its arguments, so that every rank agrees.
   virtual bool supports(Collective c, int64_t count) const = 0;
+  // True if the algorithm table should pick the native form of a supported `c` on `count`
+  // elements over the send/recv algorithms (an explicit request for native still gets it).
+  // The same rule as supports(): nothing but its arguments decides.
+  virtual bool prefers(Collective c, int64_t count) const {
+    (void)c;
+    (void)count;
+    return true;
+  }
   // Starts `req` over the group whose group rank i is world rank world_ranks[i] (`group_id`
   // as in comm/group.h, this rank a member) and returns at once.
   virtual std::unique_ptr<NativeOperation> start(uint32_t group_id, const std::vector<int>& world_ranks,

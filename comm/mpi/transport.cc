@@ -8,6 +8,12 @@
 
 namespace sf::comm::mpi {
 
+namespace {
+// 64 KiB of f32 or i32 input: where the ring over the fabric's messages overtook Open MPI's
+// non-blocking ReduceScatter (docs/benchmarks.md).
+constexpr int64_t kRingReduceScatterMinElems = int64_t{16} << 10;
+}  // namespace
+
 void MpiTransport::check_peer(int peer, const char* what) const {
   SF_ENFORCE(peer >= 0 && peer < size(), InvalidArgument, "mpi {}: peer rank {} outside a world of {}", what, peer,
              size());
@@ -27,6 +33,10 @@ bool MpiTransport::supports(Collective c, int64_t count) const {
   // MPI counts are ints; the element count of the larger buffer bounds every count passed.
   // Group communicators are created under tags kCreateTagBase.. (comm/mpi/collectives.h).
   return c != Collective::kBarrier && count <= INT_MAX && fabric_->tag_ub() > kCreateTagBase;
+}
+
+bool MpiTransport::prefers(Collective c, int64_t count) const {
+  return c != Collective::kReduceScatter || count < kRingReduceScatterMinElems;
 }
 
 std::unique_ptr<NativeOperation> MpiTransport::start(uint32_t group_id, const std::vector<int>& world_ranks,

@@ -11,7 +11,8 @@
 // Native collectives: the transport is its own NativeCollectives (comm/native_collectives.h):
 // AllReduce, AllGather, ReduceScatter, Broadcast and AlltoAll of up to INT_MAX elements per
 // MPI count go to MPI's non-blocking collectives, started and polled on the caller's thread
-// (comm/mpi/collectives.h), which the algorithm table prefers on this transport.
+// (comm/mpi/collectives.h), which the algorithm table prefers on this transport (but for
+// ReduceScatter from 64 KiB, prefers()).
 //
 // Threading: as Transport. MPI is called under the fabric's MPI lock (comm/mpi/fabric.h).
 #pragma once
@@ -37,6 +38,8 @@ class MpiTransport final : public Transport, public NativeCollectives {
   NativeCollectives* native_collectives() override { return this; }
 
   bool supports(Collective c, int64_t count) const override;
+  // All but ReduceScatter of 16 Ki elements (64 KiB) or more (comm/algorithm.h says why).
+  bool prefers(Collective c, int64_t count) const override;
   std::unique_ptr<NativeOperation> start(uint32_t group_id, const std::vector<int>& world_ranks,
                                          NativeRequest req) override;
 

@@ -48,6 +48,13 @@ TEST(ByReference, TheTablePicksItOnInprocForLargePayloadsOnly) {
   EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 1 << 20, 4, {}), Algorithm::kRing);
   EXPECT_EQ(choose_algorithm(Collective::kAllReduce, 64 << 10, 64, {}), Algorithm::kRecursiveDoubling);
   EXPECT_EQ(choose_algorithm(Collective::kAllReduce, (64 << 10) + 4, 64, {}), Algorithm::kRing);
+  // Native collectives win where the backend prefers them, and only there.
+  const TransportCaps preferred{.native = true, .native_preferred = true};
+  const TransportCaps supported{.native = true, .native_preferred = false};
+  EXPECT_EQ(choose_algorithm(Collective::kReduceScatter, 4 << 20, 2, preferred), Algorithm::kNative);
+  EXPECT_EQ(choose_algorithm(Collective::kReduceScatter, 4 << 20, 2, supported), Algorithm::kRing);
+  EXPECT_EQ(resolve_algorithm(Collective::kReduceScatter, Algorithm::kNative, 4 << 20, 2, supported),
+            Algorithm::kNative);
 }
 
 TEST(ByReference, AlgorithmsTheTransportCannotRunAreRefused) {

@@ -51,9 +51,15 @@ void check_table(const std::shared_ptr<Transport>& world) {
   for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
                        Collective::kBroadcast, Collective::kAllToAll}) {
     const TransportCaps caps = transport_caps(*world, c, 1 << 20);
-    if (!caps.native || choose_algorithm(c, 4 << 20, world->size(), caps) != Algorithm::kNative)
-      fail(fmt::format("the table does not pick native {} on the mpi transport", collective_name(c)));
+    const Algorithm want = c == Collective::kReduceScatter ? Algorithm::kRing : Algorithm::kNative;
+    if (!caps.native || choose_algorithm(c, 4 << 20, world->size(), caps) != want)
+      fail(fmt::format("the table does not pick {} {} of 4 MiB on the mpi transport", algorithm_name(want),
+                       collective_name(c)));
   }
+  // Small ReduceScatters stay native.
+  const TransportCaps small = transport_caps(*world, Collective::kReduceScatter, 1024);
+  if (choose_algorithm(Collective::kReduceScatter, 4096, world->size(), small) != Algorithm::kNative)
+    fail("the table does not pick native ReduceScatter of 4 KiB on the mpi transport");
 }
 
 void check_identical_bits(const Group& g) {
