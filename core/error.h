@@ -1,19 +1,34 @@
 // Typed errors. Every message names what is wrong (the file, op, tensor or value and the
 // rule broken) in one line; the throwing site's file:line is kept apart in where().
 // Thrown inside a process; at an actor boundary they are carried to the caller as-is.
+// Values in messages are summarised (core/brief.h); as a last guard a message is cut at
+// kMaxErrorChars, so no input can make an error line megabytes long.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
 namespace sf {
 
+inline constexpr size_t kMaxErrorChars = 1000;
+
+namespace detail {
+// `msg`, or its first kMaxErrorChars characters (not splitting a UTF-8 sequence) and a count.
+inline std::string bounded_message(const std::string& msg) {
+  if (msg.size() <= kMaxErrorChars) return msg;
+  size_t cut = kMaxErrorChars;
+  while (cut > 0 && (static_cast<unsigned char>(msg[cut]) & 0xC0) == 0x80) --cut;
+  return fmt::format("{}... ({} more characters)", msg.substr(0, cut), msg.size() - cut);
+}
+}  // namespace detail
+
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& msg, std::string where = {})
-      : std::runtime_error(msg), where_(std::move(where)) {}
+      : std::runtime_error(detail::bounded_message(msg)), where_(std::move(where)) {}
   // "file.cc:123" of the throwing site; empty if unknown.
   const std::string& where() const { return where_; }
 

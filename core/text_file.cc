@@ -29,9 +29,13 @@ void write_text_file(const std::string& path, const std::string& text) {
   SF_ENFORCE(std::rename(tmp.c_str(), path.c_str()) == 0, IoError, "cannot rename '{}' to '{}'", tmp, path);
 }
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, size_t max_bytes) {
   std::error_code ec;
-  SF_ENFORCE(std::filesystem::is_regular_file(path, ec), IoError, "cannot open '{}': no such file", path);
+  SF_ENFORCE(std::filesystem::exists(path, ec), IoError, "cannot open '{}': no such file", path);
+  SF_ENFORCE(std::filesystem::is_regular_file(path, ec), IoError, "cannot read '{}': not a regular file", path);
+  const auto size = std::filesystem::file_size(path, ec);
+  SF_ENFORCE(!ec && size <= max_bytes, IoError, "cannot read '{}': {} bytes, more than the {} allowed", path,
+             ec ? 0 : size, max_bytes);
   std::ifstream f(path, std::ios::binary);
   SF_ENFORCE(f.good(), IoError, "cannot open '{}'", path);
   std::ostringstream s;

@@ -5,13 +5,16 @@
 // Threading: independent calls on different paths are safe.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace sf {
 
 // Creates the parent directories, then writes `text` to `path`. Throws IoError naming the path.
 void write_text_file(const std::string& path, const std::string& text);
-// The file's contents. Throws IoError naming the path if it is missing or unreadable.
-std::string read_text_file(const std::string& path);
+// The file's contents. Throws IoError naming the path if it is missing, not a regular file,
+// unreadable, or larger than `max_bytes` (checked before reading).
+inline constexpr size_t kMaxTextFileBytes = size_t{256} << 20;
+std::string read_text_file(const std::string& path, size_t max_bytes = kMaxTextFileBytes);
 
 }  // namespace sf

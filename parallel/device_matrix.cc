@@ -2,19 +2,31 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf {
 
+int64_t device_product(const std::vector<int64_t>& dims, std::string_view what) {
+  SF_ENFORCE(dims.size() <= kMaxDeviceAxes, InvalidArgument, "{} {}: has {} dims, more than {}", what,
+             brief_ints(dims), dims.size(), kMaxDeviceAxes);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    SF_ENFORCE(d >= 1, InvalidArgument, "{} {}: every dim must be at least 1", what, brief_ints(dims));
+    SF_ENFORCE(d <= kMaxDevices && n * d <= kMaxDevices, InvalidArgument, "{} {}: spans more than {} devices", what,
+               brief_ints(dims), kMaxDevices);
+    n *= d;  // both factors are at most 2^24: no overflow
+  }
+  return n;
+}
+
 DeviceMatrix::DeviceMatrix(std::vector<int64_t> dims) : dims_(std::move(dims)) {
-  for (int64_t d : dims_)
-    SF_ENFORCE(d >= 1, InvalidArgument, "device matrix ({}): every dim must be at least 1",
-               fmt::join(dims_, ","));
+  device_product(dims_, "device matrix");
 }
 
 int64_t DeviceMatrix::device_count() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_) n *= d;  // bounded by the constructor
   return n;
 }
 

@@ -17,10 +17,22 @@
 
 namespace sf {
 
+// The most devices a device matrix (or a tuple strategy's product) may span: far beyond any
+// job, and small enough that products of dims, and of a dim with a repeat count, never
+// overflow int64.
+inline constexpr int64_t kMaxDevices = int64_t{1} << 24;
+// The most axes a device matrix (or entries a tuple strategy) may have.
+inline constexpr size_t kMaxDeviceAxes = 32;
+
+// The product of `dims`; throws InvalidArgument "<what> (...): every dim must be at least 1",
+// "... spans more than kMaxDevices devices" (before anything overflows) or "... has more than
+// kMaxDeviceAxes dims".
+int64_t device_product(const std::vector<int64_t>& dims, std::string_view what);
+
 class DeviceMatrix {
  public:
   DeviceMatrix() = default;
-  // Throws InvalidArgument if a dim is below 1.
+  // Throws InvalidArgument if a dim is below 1 or the dims span more than kMaxDevices.
   explicit DeviceMatrix(std::vector<int64_t> dims);
 
   const std::vector<int64_t>& dims() const { return dims_; }

@@ -2,22 +2,22 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
+#include "parallel/device_matrix.h"
 
 namespace sf {
 
-std::string strategy_str(const Strategy& strategy) { return fmt::format("({})", fmt::join(strategy, ",")); }
+std::string strategy_str(const Strategy& strategy) { return brief_ints(strategy, kMaxDeviceAxes); }
 
 TensorLayout strategy_to_layout(const Strategy& strategy, int64_t device_count, std::string_view what) {
   const std::string spec = "strategy " + strategy_str(strategy);
   SF_ENFORCE(!strategy.empty(), InvalidArgument, "{}: {} is empty; a strategy has one entry per tensor dim", what,
              spec);
-  int64_t product = 1;
-  for (size_t i = 0; i < strategy.size(); ++i) {
+  for (size_t i = 0; i < strategy.size(); ++i)
     SF_ENFORCE(strategy[i] >= 1, InvalidArgument, "{}: {} has entry {} = {}; every entry must be at least 1", what,
                spec, i, strategy[i]);
-    product *= strategy[i];
-  }
+  const int64_t product = device_product(strategy, fmt::format("{}: strategy", what));
   SF_ENFORCE(device_count % product == 0, InvalidArgument,
              "{}: {} uses {} devices, which neither equals nor divides the {} devices of the job", what, spec, product,
              device_count);

@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "core/text_file.h"
+#include "parallel/device_matrix.h"
 #include "parallel/layout.h"
 
 namespace sf {
@@ -15,6 +17,24 @@ namespace {
 using json = nlohmann::json;
 using ordered = nlohmann::ordered_json;  // written keys keep their order: device_matrix first
 constexpr int kVersion = 1;
+
+// Brief JSON for messages: a few levels and entries deep, never the whole value (a value can be
+// megabytes, or nested too deep for a recursive dump to survive).
+std::string brief(const json& j, int depth = 0) {
+  constexpr size_t kEntries = 6;
+  constexpr int kDepth = 3;
+  if (!j.is_structured()) return brief_text(j.dump(), 60);
+  if (depth >= kDepth || j.empty()) return j.is_array() ? (j.empty() ? "[]" : "[...]") : (j.empty() ? "{}" : "{...}");
+  std::string out = j.is_array() ? "[" : "{";
+  size_t i = 0;
+  for (auto it = j.begin(); it != j.end() && i < kEntries; ++it, ++i) {
+    if (i) out += ",";
+    if (j.is_object()) out += json(it.key()).dump() + ":";
+    out += brief(*it, depth + 1);
+  }
+  if (j.size() > kEntries) out += fmt::format(",... {} more", j.size() - kEntries);
+  return out + (j.is_array() ? "]" : "}");
+}
 
 // Where an entry sits, for messages: "strategy file 'f.json', op 'fc1/MatMul', in_strategy[1]".
 struct Where {
@@ -33,11 +53,13 @@ struct Where {
 
 std::vector<int64_t> positive_ints(const json& j, const Where& at, const char* what) {
   SF_ENFORCE(j.is_array() && !j.empty(), InvalidArgument, "{}: {} must be a non-empty list of positive integers, got {}",
-             at.str(), what, j.dump());
+             at.str(), what, brief(j));
+  SF_ENFORCE(j.size() <= kMaxDeviceAxes, InvalidArgument, "{}: {} has {} entries, more than {}", at.str(), what,
+             j.size(), kMaxDeviceAxes);
   std::vector<int64_t> out;
   for (const json& v : j) {
     SF_ENFORCE(v.is_number_integer() && v.get<int64_t>() >= 1, InvalidArgument,
-               "{}: {} must be a non-empty list of positive integers, got {}", at.str(), what, j.dump());
+               "{}: {} must be a non-empty list of positive integers, got {}", at.str(), what, brief(j));
     out.push_back(v.get<int64_t>());
   }
   return out;
@@ -47,11 +69,11 @@ DimAxes dim_axes(const json& j, const Where& at, size_t dim) {
   if (j.is_string()) return DimAxes(j.get<std::string>());
   SF_ENFORCE(j.is_array() && !j.empty(), InvalidArgument,
              "{}: tensor_map dim {} must be \"None\", an axis name or a list of axis names, got {}", at.str(), dim,
-             j.dump());
+             brief(j));
   std::vector<std::string> names;
   for (const json& n : j) {
     SF_ENFORCE(n.is_string(), InvalidArgument, "{}: tensor_map dim {} must list axis names, got {}", at.str(), dim,
-               j.dump());
+               brief(j));
     names.push_back(n.get<std::string>());
   }
   return DimAxes(std::move(names));
@@ -61,7 +83,7 @@ TensorStrategy tensor_strategy(const json& j, const Where& at) {
   if (j.is_array()) return TensorStrategy(Strategy(positive_ints(j, at, "a tuple strategy")));
   SF_ENFORCE(j.is_object(), InvalidArgument,
              "{}: an entry is a tuple ([2, 4]) or a layout ({{\"device_matrix\", \"alias_name\", \"tensor_map\"}}), got {}",
-             at.str(), j.dump());
+             at.str(), brief(j));
   for (const auto& [key, v] : j.items())
     SF_ENFORCE(key == "device_matrix" || key == "alias_name" || key == "tensor_map", InvalidArgument,
                "{}: unknown key '{}' in a layout (device_matrix, alias_name, tensor_map)", at.str(), key);
@@ -70,15 +92,15 @@ TensorStrategy tensor_strategy(const json& j, const Where& at) {
   const std::vector<int64_t> mesh = positive_ints(j["device_matrix"], at, "device_matrix");
   std::vector<std::string> names;
   SF_ENFORCE(j["alias_name"].is_array(), InvalidArgument, "{}: alias_name must be a list of names, got {}", at.str(),
-             j["alias_name"].dump());
+             brief(j["alias_name"]));
   for (const json& n : j["alias_name"]) {
     SF_ENFORCE(n.is_string(), InvalidArgument, "{}: alias_name must be a list of names, got {}", at.str(),
-               j["alias_name"].dump());
+               brief(j["alias_name"]));
     names.push_back(n.get<std::string>());
   }
   const json& map = j["tensor_map"];
   SF_ENFORCE(map.is_array() && !map.empty(), InvalidArgument, "{}: tensor_map must list one entry per tensor dim, got {}",
-             at.str(), map.dump());
+             at.str(), brief(map));
   std::vector<DimAxes> dims;
   for (size_t d = 0; d < map.size(); ++d) dims.push_back(dim_axes(map[d], at, d));
   try {
@@ -91,7 +113,7 @@ TensorStrategy tensor_strategy(const json& j, const Where& at) {
 std::vector<TensorStrategy> strategy_list(const json& j, Where at, const char* key) {
   at.entry = key;
   SF_ENFORCE(j.is_array() && !j.empty(), InvalidArgument, "{}: must be a non-empty list with one entry per tensor, got {}",
-             at.str(), j.dump());
+             at.str(), brief(j));
   std::vector<TensorStrategy> out;
   for (size_t i = 0; i < j.size(); ++i) {
     at.entry = fmt::format("{}[{}]", key, i);
@@ -104,7 +126,7 @@ std::vector<TensorStrategy> strategy_list(const json& j, Where at, const char* k
 
 OpStrategy op_strategy(const json& j, const Where& at) {
   SF_ENFORCE(j.is_object(), InvalidArgument, "{}: must be an object with in_strategy (and out_strategy), got {}", at.str(),
-             j.dump());
+             brief(j));
   for (const auto& [key, v] : j.items())
     SF_ENFORCE(key == "in_strategy" || key == "out_strategy", InvalidArgument,
                "{}: unknown key '{}' (in_strategy, out_strategy)", at.str(), key);
@@ -151,20 +173,26 @@ ordered list_json(const std::vector<TensorStrategy>& list, const std::string& op
 }  // namespace
 
 StrategyTable load_strategy_file(const std::string& path) {
-  const std::string text = read_text_file(path);
+  const std::string text = read_text_file(path, kMaxStrategyFileBytes);
   const Where file{path, "", ""};
   json root;
+  bool too_deep = false;
   try {
-    root = json::parse(text);
+    // nlohmann's parser keeps its own stack, but dumping or walking a deeper value recurses.
+    root = json::parse(text, [&](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxStrategyFileDepth) too_deep = true;
+      return !too_deep;  // false discards the value: parsing goes on without building it
+    });
   } catch (const json::parse_error& e) {
-    SF_THROW(InvalidArgument, "{}: not JSON: {}", file.str(), e.what());
+    SF_THROW(InvalidArgument, "{}: not JSON: {}", file.str(), brief_text(e.what(), 200));
   }
+  SF_ENFORCE(!too_deep, InvalidArgument, "{}: JSON nested more than {} levels deep", file.str(), kMaxStrategyFileDepth);
   SF_ENFORCE(root.is_object() && root.contains("strategies") && root["strategies"].is_object(), InvalidArgument,
              "{}: expected an object {{\"version\": {}, \"strategies\": {{op name: strategy, ...}}}}", file.str(),
              kVersion);
   if (root.contains("version"))
     SF_ENFORCE(root["version"] == kVersion, InvalidArgument, "{}: version {} is not supported (this reads version {})",
-               file.str(), root["version"].dump(), kVersion);
+               file.str(), brief(root["version"]), kVersion);
   StrategyTable table;
   for (const auto& [op, entry] : root["strategies"].items()) table[op] = op_strategy(entry, Where{path, op, ""});
   return table;

@@ -19,6 +19,7 @@
 // Threading: pure functions; the files are written atomically (core/text_file.h).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,12 @@
 
 namespace sf {
 
-// Throws IoError for a missing or unreadable file, InvalidArgument for bad JSON or a bad entry.
+// Limits, checked before the file is read or its JSON built: its size and how deep it nests.
+inline constexpr size_t kMaxStrategyFileBytes = size_t{16} << 20;
+inline constexpr int kMaxStrategyFileDepth = 16;
+
+// Throws IoError for a missing, unreadable or too large file, InvalidArgument for bad JSON
+// (or nested too deep) or a bad entry.
 StrategyTable load_strategy_file(const std::string& path);
 // Throws InvalidArgument for a layout entry without axis names, IoError if it cannot write.
 void save_strategy_file(const std::string& path, const StrategyTable& table);

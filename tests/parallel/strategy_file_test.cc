@@ -194,5 +194,42 @@ TEST(StrategyFile, ATableIsCheckedAgainstTheNetworkBeforeAnyRankRuns) {
                         "of size 10"));
 }
 
+// Found by trying: each of these once killed the process (SIGFPE from an overflowed device
+// count, SIGSEGV from recursion on deep nesting) or printed a line megabytes long.
+TEST(StrategyFile, HostileFilesGetOneShortLineNotASignal) {
+  Seed001Net net;
+  net.trainable_params();
+  Graph g;
+  GraphBuilder b(g);
+  const Value loss = nn::CrossEntropyLoss()(b, net(b, b.input("input0", {16, 8, 8})), b.input("input1", {16}, DType::kI32));
+  auto refused = [&](const std::string& name, const std::string& text) {
+    try {
+      check_strategy_file(name, load_strategy_file(write(name, text)), g, {loss.id}, 8);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string huge = refused("huge.json", R"({"strategies": {"relu1/ReLU": {"in_strategy": [[4294967296, 4294967296]]}}})");
+  EXPECT_THAT(huge, HasSubstr("device matrix (4294967296,4294967296): spans more than 16777216 devices"));
+  EXPECT_THAT(refused("huge_layout.json", R"({"strategies": {"relu1/ReLU": {"in_strategy": [{"device_matrix":
+      [4294967296, 4294967296, 2], "alias_name": ["a", "b", "c"], "tensor_map": ["a", "b"]}]}}})"),
+              HasSubstr("op 'relu1/ReLU', in_strategy[0]: device matrix (4294967296,4294967296,2): spans more than"));
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_THAT(refused("deep.json", R"({"strategies": {"relu1/ReLU": {"in_strategy": )" + deep + "}}}"),
+              HasSubstr("deep.json': JSON nested more than 16 levels deep"));
+  std::string ones = "1";
+  for (int i = 0; i < 1000000; ++i) ones += ",1";
+  const std::string longest = refused("long.json", R"({"strategies": {"relu1/ReLU": {"in_strategy": [[)" + ones + "]]}}}");
+  EXPECT_THAT(longest, HasSubstr("in_strategy[0]: a tuple strategy has 1000001 entries, more than 32"));
+  for (const std::string& m : {huge, longest}) EXPECT_LT(m.size(), 300u) << m.substr(0, 300);
+  try {
+    load_strategy_file("/dev/zero");  // endless: refused before reading
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot read '/dev/zero': not a regular file"));
+  }
+}
+
 }  // namespace
 }  // namespace sf::paralleltest
