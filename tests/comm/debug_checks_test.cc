@@ -161,7 +161,9 @@ TEST(FlightRecorder, ATimedOutCollectiveDumpsTheGroupsLastCalls) {
     const Group& g = r == 0 ? g0 : g1;
     all_reduce(Tensor::full({5}, 1.0f), {.group = g, .timeout = 10s});
     broadcast(Tensor::zeros({7}, DType::kI32), {.group = g, .root = 1, .timeout = 10s});
-    if (r == 0) EXPECT_THROW(all_gather(Tensor::zeros({2}), {.group = g, .timeout = 200ms}), PeerLost);
+    if (r == 0) {
+      EXPECT_THROW(all_gather(Tensor::zeros({2}), {.group = g, .timeout = 200ms}), PeerLost);
+    }
   });
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("rank 0: AllGather timed out; flight recorder of group 'world' (last 3 collectives"),

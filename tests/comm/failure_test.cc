@@ -142,7 +142,9 @@ TEST(Failure, RanksAheadNameTheRankThatAFailedPeerBlamed) {
   auto errors = commtest::run_ranks_collect(4, [&](int r) {
     if (r == 2) return;
     Group g = world_group(world[r]);
-    NeighborExchangeOptions o{.group = g, .timeout = kTimeout};
+    NeighborExchangeOptions o;
+    o.group = g;
+    o.timeout = kTimeout;
     if (r == 3) o.recv_rank_ids = {2}, o.recv_shapes = {{4}};
     neighbor_exchange({}, o);  // ranks 0 and 1 exchange nothing and return at once
     all_reduce(Tensor::full({16}, 1.0f), {.group = g, .timeout = kTimeout});

@@ -83,8 +83,9 @@ void expect_dot_parses(const std::string& path) {
   }
   EXPECT_TRUE(closed) << path;
   EXPECT_GT(edges, 0) << path;
-  if (std::system("command -v dot >/dev/null 2>&1") == 0)
+  if (std::system("command -v dot >/dev/null 2>&1") == 0) {
     EXPECT_EQ(std::system(("dot -Tsvg -o /dev/null '" + path + "'").c_str()), 0) << path;
+  }
 }
 
 TEST(IrDump, Seed002ShowsTheAllReduceOverItsGroupOnEveryRank) {

@@ -35,12 +35,15 @@ TEST_P(Transfers, EachComputeActionGetsItsTransfersAndTheScheduleStillRuns) {
         ASSERT_GT(i, 0u);
         EXPECT_EQ(list[i - 1], (Action{ActionKind::kRecvActivation, a.micro_batch, a.chunk})) << to_string(a);
       }
-      if (a.kind == ActionKind::kForward && k < last)
+      if (a.kind == ActionKind::kForward && k < last) {
         EXPECT_EQ(list[i + 1], (Action{ActionKind::kSendActivation, a.micro_batch, a.chunk})) << to_string(a);
-      if (a.kind == ActionKind::kBackward && k < last)
+      }
+      if (a.kind == ActionKind::kBackward && k < last) {
         EXPECT_EQ(list[i - 1], (Action{ActionKind::kRecvGradient, a.micro_batch, a.chunk})) << to_string(a);
-      if (a.kind == ActionKind::kBackward && k > 0)
+      }
+      if (a.kind == ActionKind::kBackward && k > 0) {
         EXPECT_EQ(list[i + 1], (Action{ActionKind::kSendGradient, a.micro_batch, a.chunk})) << to_string(a);
+      }
     }
     EXPECT_EQ(compute_actions, static_cast<int>(compute.actions[s].size()));
   }
