@@ -2,6 +2,9 @@
 // is refused naming FILE:LINE.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "core/error.h"
 #include "tools/sfrun/hostfile.h"
@@ -48,6 +51,35 @@ TEST(SfrunHostfile, RefusesBadLinesNamingFileAndLine) {
 
 TEST(SfrunHostfile, MissingFileIsAnIoError) {
   EXPECT_THROW(read_hostfile("/nonexistent/sfrun-hosts"), IoError);
+}
+
+std::string read_error_of(const std::string& path) {
+  try {
+    read_hostfile(path);
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// An endless device and a huge file are refused before reading (they used to end in bad_alloc).
+TEST(SfrunHostfile, EndlessOrHugeFilesAreRefusedBeforeReading) {
+  EXPECT_EQ(read_error_of("/dev/zero"), "hostfile /dev/zero: cannot read it: not a regular file");
+  const std::string huge = ::testing::TempDir() + "sfrun_huge_hosts";
+  {
+    std::FILE* f = std::fopen(huge.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  ASSERT_EQ(::truncate(huge.c_str(), off_t{1} << 33), 0);
+  EXPECT_EQ(read_error_of(huge), "hostfile " + huge + ": 8589934592 bytes, more than the 1048576 allowed");
+  std::remove(huge.c_str());
+}
+
+TEST(SfrunHostfile, TooManyLinesAreRefused) {
+  std::string text;
+  for (int i = 0; i <= kMaxHostfileLines; ++i) text += "\n";
+  EXPECT_THAT(error_of(text + "a\n"), HasSubstr("hosts: more than 65536 lines"));
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "tools/sfrun/hostfile.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -38,6 +41,7 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
+    SF_ENFORCE(number <= kMaxHostfileLines, InvalidArgument, "{}: more than {} lines", file, kMaxHostfileLines);
     const std::string where = file + ":" + std::to_string(number);
     if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     const auto words = words_of(line);
@@ -69,11 +73,22 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
 }
 
 std::vector<HostEntry> read_hostfile(const std::string& path) {
-  std::ifstream in(path);
+  // What is not a regular file (/dev/zero, a fifo, a directory) and a file over the limit are
+  // refused before a byte is read; reading stops at the limit too, should the file grow.
+  struct stat st {};
+  SF_ENFORCE(::stat(path.c_str(), &st) == 0, IoError, "hostfile {}: cannot read it: {}", path, std::strerror(errno));
+  SF_ENFORCE(S_ISREG(st.st_mode), IoError, "hostfile {}: cannot read it: not a regular file", path);
+  SF_ENFORCE(static_cast<uint64_t>(st.st_size) <= kMaxHostfileBytes, IoError,
+             "hostfile {}: {} bytes, more than the {} allowed", path, st.st_size, kMaxHostfileBytes);
+  std::ifstream in(path, std::ios::binary);
   SF_ENFORCE(in, IoError, "hostfile {}: cannot read it: {}", path, std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_hostfile(text.str(), path);
+  std::string text(kMaxHostfileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  SF_ENFORCE(!in.bad(), IoError, "hostfile {}: reading it failed", path);
+  text.resize(static_cast<size_t>(in.gcount()));
+  SF_ENFORCE(text.size() <= kMaxHostfileBytes, IoError, "hostfile {}: more than the {} bytes allowed", path,
+             kMaxHostfileBytes);
+  return parse_hostfile(text, path);
 }
 
 }  // namespace sf::sfrun

@@ -23,6 +23,15 @@ refused hostfile_key "$work/hosts2:2: unknown key 'sluts'" -n 2 --hostfile "$wor
 printf 'localhost slots=2 extra\n' >"$work/hosts3"
 refused hostfile_word "$work/hosts3:1: 'extra' is not key=value" -n 2 --hostfile "$work/hosts3" -- "$JOB_MAIN" "$marker"
 refused hostfile_missing "hostfile $work/nope: cannot read it" -n 2 --hostfile "$work/nope" -- "$JOB_MAIN" "$marker"
+# An endless file and a huge (sparse) one are refused before reading, in one line.
+refused hostfile_endless "hostfile /dev/zero: cannot read it: not a regular file" -n 2 --hostfile /dev/zero -- \
+  "$JOB_MAIN" "$marker"
+truncate -s 8G "$work/hosts_huge"
+refused hostfile_huge "hostfile $work/hosts_huge: 8589934592 bytes, more than the 1048576 allowed" -n 2 \
+  --hostfile "$work/hosts_huge" -- "$JOB_MAIN" "$marker"
+for name in hostfile_endless hostfile_huge; do
+  [[ $(wc -l <"$work/$name.err") -eq 1 ]] || { show "$work/$name.err"; fail "$name: the error is not one line"; }
+done
 printf 'localhost slots=2\n' >"$work/hosts4"
 refused slots "-n 3 needs 3 slots, but $work/hosts4 offers only 2 (localhost 2)" -n 3 --hostfile "$work/hosts4" -- \
   "$JOB_MAIN" "$marker"
