@@ -3,6 +3,8 @@
 // (strategy ((2,4),(4,))), and a split of the batch leaves the bias replicated.
 #include "parallel/sharding/sharding_rule.h"
 
+#include <fmt/format.h>
+
 namespace sf {
 
 namespace {
@@ -10,7 +12,7 @@ LoopNest bias_add_nest(const Node&, const std::vector<Shape>& inputs) {
   LoopNest nest;
   std::vector<int> x;
   for (int d = 0; d < static_cast<int>(inputs[0].size()); ++d) {
-    nest.loops.push_back(d == 1 ? "channels" : "d" + std::to_string(d));
+    nest.loops.push_back(d == 1 ? "channels" : fmt::format("d{}", d));
     x.push_back(d);
   }
   nest.inputs = {x, {1}};

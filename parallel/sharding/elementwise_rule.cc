@@ -4,6 +4,8 @@
 // larger is broadcast and may not be split. No loop is reduced: the output is never partial.
 #include "parallel/sharding/sharding_rule.h"
 
+#include <fmt/format.h>
+
 namespace sf {
 
 namespace {
@@ -12,7 +14,7 @@ LoopNest elementwise_nest(const Node& node, const std::vector<Shape>& inputs) {
   const int r = static_cast<int>(out.size());
   LoopNest nest;
   for (int d = 0; d < r; ++d) {
-    nest.loops.push_back("d" + std::to_string(d));
+    nest.loops.push_back(fmt::format("d{}", d));
     nest.output.push_back(d);
   }
   nest.whole.assign(r, false);

@@ -10,6 +10,8 @@
 // MSELoss(pred, target): one loop per dim, every one reduced.
 #include "parallel/sharding/sharding_rule.h"
 
+#include <fmt/format.h>
+
 namespace sf {
 
 namespace {
@@ -26,7 +28,7 @@ LoopNest mse_loss_nest(const Node&, const std::vector<Shape>& inputs) {
   LoopNest nest;
   std::vector<int> dims;
   for (int d = 0; d < static_cast<int>(inputs[0].size()); ++d) {
-    nest.loops.push_back("d" + std::to_string(d));
+    nest.loops.push_back(fmt::format("d{}", d));
     dims.push_back(d);
   }
   nest.inputs = {dims, dims};

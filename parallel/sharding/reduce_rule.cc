@@ -5,6 +5,8 @@
 // no input splits.
 #include "parallel/sharding/sharding_rule.h"
 
+#include <fmt/format.h>
+
 namespace sf {
 
 namespace {
@@ -19,7 +21,7 @@ LoopNest reduce_nest(const Node& node, const std::vector<Shape>& inputs) {
   nest.mean = node.op == "ReduceMean";
   std::vector<int> x;
   for (int d = 0; d < r; ++d) {
-    nest.loops.push_back(reduced[d] ? "d" + std::to_string(d) + " (reduced)" : "d" + std::to_string(d));
+    nest.loops.push_back(reduced[d] ? fmt::format("d{} (reduced)", d) : fmt::format("d{}", d));
     x.push_back(d);
   }
   nest.inputs = {x};
@@ -28,7 +30,7 @@ LoopNest reduce_nest(const Node& node, const std::vector<Shape>& inputs) {
       nest.output.push_back(d);
     } else if (keep) {
       nest.output.push_back(static_cast<int>(nest.loops.size()));
-      nest.loops.push_back("d" + std::to_string(d) + " (kept)");
+      nest.loops.push_back(fmt::format("d{} (kept)", d));
     }
   }
   nest.whole.assign(nest.loops.size(), false);

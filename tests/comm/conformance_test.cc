@@ -10,6 +10,7 @@
 // count on one world, because its cost is the world's sockets and ctest's process per test,
 // not the cases; ipc and tcp both run the whole matrix. The mpi transport runs this matrix
 // under mpirun -np 1, 2, 3, 4, 8 (tests/comm/mpi/mpi_conformance_main.cc).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -194,8 +195,8 @@ std::vector<GroupCase> group_cases() {
 }
 
 std::string group_name(const GroupCase& gc) {
-  std::string name = "g" + std::to_string(gc.ranks.size());
-  if (static_cast<int>(gc.ranks.size()) != gc.world) name += "of" + std::to_string(gc.world);
+  std::string name = fmt::format("g{}", gc.ranks.size());
+  if (static_cast<int>(gc.ranks.size()) != gc.world) name += fmt::format("of{}", gc.world);
   return name;
 }
 

@@ -2,6 +2,7 @@
 // loop is split), the repeat axis, the default strategy, and the communication a graph's
 // sharding inserts (seed 002's AllReduce over ranks 0-1-2-3 and 4-5-6-7, seed 001's
 // ReduceScatter).
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,7 +24,7 @@ struct OneOp {
   OneOp(const std::string& op, const std::vector<Shape>& shapes, Attrs attrs = {}) {
     GraphBuilder b(g);
     std::vector<Value> in;
-    for (size_t i = 0; i < shapes.size(); ++i) in.push_back(b.input("x" + std::to_string(i), shapes[i]));
+    for (size_t i = 0; i < shapes.size(); ++i) in.push_back(b.input(fmt::format("x{}", i), shapes[i]));
     id = b.op(op, in, std::move(attrs), "op").id;
   }
   OpSharding shard(const std::optional<OpStrategy>& s, int64_t devices = 8) const {
