@@ -48,8 +48,10 @@ class Dataset {
   // MNIST / Fashion-MNIST from IDX files in `dir` (raw or .gz; mnist.cc). usage "train" reads
   // train-{images-idx3,labels-idx1}-ubyte, "test" t10k-*. Columns: "image", f32 raw pixel
   // values 0..255 with rows (28, 28, 1) (HWC, as MindSpore yields), and "label", i32.
+  // Refused with an IoError naming the file (and the sample, for a label): an IDX header that
+  // breaks idx_file.h's rules, image and label counts that differ, and a label >= num_classes.
   static Dataset mnist(const std::string& dir, const std::string& usage = "train", int num_shards = 1,
-                       int shard_id = 0);
+                       int shard_id = 0, int num_classes = 10);
 
   // Rows fn(i) for the source rows i in [0, num_rows) of this shard, called eagerly
   // (generator.cc). Every row must give the same shapes and dtypes per column.

@@ -1,6 +1,5 @@
 #include "data/idx_file.h"
 
-#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -8,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::dataset {
@@ -16,7 +16,8 @@ namespace {
 
 constexpr size_t kChunk = 1 << 20;       // read in 1 MiB steps so a lying header cannot
 constexpr unsigned kGzBuffer = 1 << 17;  // make us allocate more than the file holds
-constexpr uint64_t kMaxElements = uint64_t{1} << 40;
+// Deflate expands at most about 1032:1; a gzip file claiming more data than that is lying.
+constexpr uint64_t kMaxDeflateRatio = 1032;
 
 // Owns one gzFile; closes it on every exit path, errors included.
 class GzReader {
@@ -33,6 +34,9 @@ class GzReader {
   ~GzReader() { gzclose(file_); }
   GzReader(const GzReader&) = delete;
   GzReader& operator=(const GzReader&) = delete;
+
+  // True for a plain (not gzip) file; meaningful once a byte has been read.
+  bool direct() { return gzdirect(file_) == 1; }
 
   // Reads up to n bytes into out; returns how many were read (less only at end of file).
   size_t read(void* out, size_t n) {
@@ -62,6 +66,12 @@ uint32_t big_endian_u32(const unsigned char* b) {
   return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | uint32_t{b[3]};
 }
 
+uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  SF_ENFORCE(::stat(path.c_str(), &st) == 0, IoError, "cannot stat '{}': {}", path, std::strerror(errno));
+  return static_cast<uint64_t>(st.st_size);
+}
+
 bool is_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -86,13 +96,32 @@ IdxArray read_idx(const std::string& path, uint32_t expected_magic, const std::s
     SF_ENFORCE(got == 4, IoError, "'{}' is truncated: header declares {} dims but ends inside dim {}", path, ndims, d);
     const uint32_t size = big_endian_u32(word);
     out.dims.push_back(size);
+    // A zero dim would make an empty set (0 images: an epoch of 0 steps) or 0-pixel images
+    // that fail far away in a MatMul; refuse it here, where the file is known.
+    SF_ENFORCE(size >= 1, IoError, "'{}': IDX dim {} of {} is 0 (dims {}); every dim must be at least 1", path, d,
+               what, brief_ints(out.dims));
     // Refuse absurd sizes before multiplying, so the product cannot overflow.
-    SF_ENFORCE(size == 0 || total <= kMaxElements / size, IoError,
-               "'{}': IDX header declares an implausible size (dims so far {})", path, fmt::join(out.dims, " x "));
+    SF_ENFORCE(total <= kMaxIdxElements / size, IoError,
+               "'{}': IDX header declares more than {} elements (dims so far {})", path, kMaxIdxElements,
+               brief_ints(out.dims));
     total *= size;
   }
 
-  // Grow chunk by chunk: a truncated file then costs only what it holds.
+  // Check the declared size against the file before allocating: a raw file must hold exactly
+  // header + data bytes; a gzip file cannot expand more than deflate's maximum ratio.
+  const uint64_t header = 4 + 4 * uint64_t(ndims);
+  const uint64_t on_disk = file_size(path);
+  if (in.direct()) {
+    const uint64_t data = on_disk >= header ? on_disk - header : 0;
+    SF_ENFORCE(data >= total, IoError, "'{}' is truncated: expected {} bytes of data, got {}", path, total, data);
+    SF_ENFORCE(data == total, IoError, "'{}' has bytes past the {} bytes of data its header declares", path, total);
+  } else {
+    SF_ENFORCE(total <= on_disk * kMaxDeflateRatio, IoError,
+               "'{}' is truncated: expected {} bytes of data, but {} compressed bytes cannot hold them", path, total,
+               on_disk);
+  }
+
+  // Grow chunk by chunk: a truncated gzip file then costs only what it holds.
   size_t have = 0;
   while (have < total) {
     size_t step = static_cast<size_t>(std::min<uint64_t>(total - have, kChunk));

@@ -5,6 +5,11 @@
 // u8 elements (type 0x08), which is what MNIST-like sets use. zlib's gzread reads plain files
 // as they are, so one code path serves both "x-ubyte" and "x-ubyte.gz".
 //
+// Limits (docs/limits.md): every dim is at least 1 and the elements number at most
+// kMaxIdxElements (4 GiB of u8), checked before anything is allocated; a raw file must be
+// exactly header + data bytes long, and a gzip file too short to hold the declared data is
+// refused before reading it.
+//
 // Every failure is an IoError whose one-line message names the file and what is wrong, so a
 // user with a wrong DATA_PATH sees which file to fix. Stateless and thread-safe.
 #pragma once
@@ -18,6 +23,8 @@ namespace sf::dataset {
 // Magic numbers of the two files of an MNIST-like set.
 inline constexpr uint32_t kIdxImagesMagic = 0x00000803;  // u8, 3 dims (N, H, W)
 inline constexpr uint32_t kIdxLabelsMagic = 0x00000801;  // u8, 1 dim (N)
+
+inline constexpr uint64_t kMaxIdxElements = uint64_t{1} << 32;
 
 // The decoded content of one IDX file: its dims (outermost first) and its elements.
 struct IdxArray {

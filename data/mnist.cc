@@ -26,8 +26,11 @@ std::string require_file(const std::string& dir, const std::string& base) {
 
 }  // namespace
 
-Dataset Dataset::mnist(const std::string& dir, const std::string& usage, int num_shards, int shard_id) {
+Dataset Dataset::mnist(const std::string& dir, const std::string& usage, int num_shards, int shard_id,
+                       int num_classes) {
   check_shard_args(kWho, num_shards, shard_id);
+  SF_ENFORCE(num_classes >= 1 && num_classes <= 256, InvalidArgument,
+             "{}: num_classes must be in 1..256 (labels are bytes), got {}", kWho, num_classes);
   SF_ENFORCE(usage == "train" || usage == "test", InvalidArgument,
              "{}: usage must be \"train\" or \"test\", got \"{}\"", kWho, usage);
   const std::string prefix = usage == "train" ? "train" : "t10k";
@@ -43,6 +46,12 @@ Dataset Dataset::mnist(const std::string& dir, const std::string& usage, int num
   const IdxArray labels = read_idx(labels_path, kIdxLabelsMagic, "labels");
   SF_ENFORCE(images.count() == labels.count(), IoError, "'{}' holds {} images but '{}' holds {} labels", images_path,
              images.count(), labels_path, labels.count());
+  // Every label, not only this shard's, so that all ranks refuse the same file alike. A label
+  // out of range would otherwise fail deep inside the loss op, naming neither file nor sample.
+  for (size_t i = 0; i < labels.bytes.size(); ++i)
+    SF_ENFORCE(labels.bytes[i] < num_classes, IoError,
+               "'{}': label {} of sample {} is not below the class count {}", labels_path, labels.bytes[i], i,
+               num_classes);
 
   // Convert only this shard's rows, straight from bytes: no full-size f32 copy is ever made.
   const int64_t height = images.dims[1], width = images.dims[2], pixels = height * width;

@@ -92,6 +92,35 @@ TEST(IdxFile, TrailingBytesAreRefused) {
   EXPECT_THAT(read_error(dir.file("long"), kIdxLabelsMagic, "labels"), HasSubstr("has bytes past the 2 bytes"));
 }
 
+// A zero dim (0 images, or 0-pixel images) is refused naming the file and the dim, raw or gzip.
+TEST(IdxFile, ZeroDimsAreRefused) {
+  TempDir dir;
+  for (bool gz : {false, true}) {
+    const std::string none = dir.file(gz ? "none.gz" : "none"), flat = dir.file(gz ? "flat.gz" : "flat");
+    write_file(none, idx_bytes(kIdxImagesMagic, {0, 28, 28}, {}), gz);
+    EXPECT_EQ(read_error(none, kIdxImagesMagic, "images"),
+              "'" + none + "': IDX dim 0 of images is 0 (dims (0)); every dim must be at least 1");
+    write_file(flat, idx_bytes(kIdxImagesMagic, {4, 0, 28}, {}), gz);
+    EXPECT_EQ(read_error(flat, kIdxImagesMagic, "images"),
+              "'" + flat + "': IDX dim 1 of images is 0 (dims (4,0)); every dim must be at least 1");
+  }
+}
+
+// A header claiming more than the limit, or more than the file can hold, is refused before the
+// data is allocated (no 4 GiB vector for a 16-byte file).
+TEST(IdxFile, ImplausibleSizesAreRefusedBeforeAllocating) {
+  TempDir dir;
+  write_file(dir.file("big"), idx_bytes(kIdxImagesMagic, {65536, 65536, 2}, {}), false);
+  EXPECT_THAT(read_error(dir.file("big"), kIdxImagesMagic, "images"),
+              HasSubstr("IDX header declares more than 4294967296 elements (dims so far (65536,65536,2))"));
+  for (bool gz : {false, true}) {
+    const std::string path = dir.file(gz ? "liar.gz" : "liar");
+    write_file(path, idx_bytes(kIdxImagesMagic, {60000, 28, 28}, {1, 2, 3}), gz);
+    EXPECT_THAT(read_error(path, kIdxImagesMagic, "images"),
+                HasSubstr("'" + path + "' is truncated: expected 47040000 bytes of data"));
+  }
+}
+
 TEST(IdxFile, FindPrefersRawThenGz) {
   TempDir dir;
   EXPECT_EQ(find_idx_file(dir.path(), "x"), "");

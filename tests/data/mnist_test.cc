@@ -90,6 +90,23 @@ TEST(Mnist, CountMismatchNamesBothFiles) {
                         dir.file("train-labels-idx1-ubyte")));
 }
 
+// A label >= the class count names the labels file and the sample, in one line.
+TEST(Mnist, LabelOutOfRangeNamesFileAndSample) {
+  TempDir dir;
+  write_mnist(dir.path(), "train", 5, 2, 2, false);
+  fixture::write_file(dir.file("train-labels-idx1-ubyte"), fixture::idx_bytes(0x801, {5}, {0, 1, 9, 10, 3}), false);
+  EXPECT_EQ(mnist_error(dir.path()), fmt::format("'{}': label 10 of sample 3 is not below the class count 10",
+                                                 dir.file("train-labels-idx1-ubyte")));
+  EXPECT_NO_THROW(Dataset::mnist(dir.path(), "train", 1, 0, 11));
+}
+
+// A set of 0 images is refused (it used to train 0 steps and exit 0).
+TEST(Mnist, ZeroSamplesAreRefused) {
+  TempDir dir;
+  write_mnist(dir.path(), "train", 0, 28, 28, false);
+  EXPECT_THAT(mnist_error(dir.path()), HasSubstr("IDX dim 0 of images is 0"));
+}
+
 TEST(Mnist, BadArgumentsAreInvalid) {
   TempDir dir;
   write_mnist(dir.path(), "train", 3, 2, 2, false);
