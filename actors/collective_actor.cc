@@ -18,8 +18,8 @@ void drain(caf::stateful_actor<CollectiveActorState>* self) {
     CollectiveReply reply{req.step, Tensor(), {}};
     try {
       reply.value = run_collective(*req.node, req.inputs, st.spec.group, st.spec.timeout);
-    } catch (const std::exception& e) {
-      reply.error = e.what();
+    } catch (...) {
+      reply.error = std::current_exception();  // the requester adds the node's name
     }
     req.inputs.clear();  // the producers' registers are the requester's to return
     self->send(req.reply_to, std::move(reply));

@@ -1,12 +1,14 @@
 // Messages between the actors of one process (op actors, collective actors, the driver).
-// Tensors travel by reference (shared storage), so these types are local-only: CAF is told
-// not to serialise them.
+// Tensors travel by reference (shared storage) and errors as std::exception_ptr (the type
+// that was thrown, core/error_context.h): messages holding either cannot be serialised and
+// are local-only, so CAF is told not to serialise them. The others have an inspect().
 #pragma once
 
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 #include <cstdint>
-#include <string>
+#include <exception>
 #include <vector>
 
 #include "core/tensor.h"
@@ -29,6 +31,11 @@ struct AckMsg {
   int32_t reg;
 };
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AckMsg& x) {
+  return f(caf::meta::type_name("AckMsg"), x.reg);
+}
+
 // From the op actor of a collective node to its group's collective actor: run `node` for
 // `step` on these inputs, which stay in the producers' registers until the reply.
 struct CollectiveRequest {
@@ -39,20 +46,25 @@ struct CollectiveRequest {
   caf::actor reply_to;
 };
 
-// The collective's result, or its error (value undefined, error non-empty).
+// The collective's result, or the exception it threw (value undefined, error set).
 struct CollectiveReply {
   int64_t step;
   Tensor value;
-  std::string error;
+  std::exception_ptr error;
 };
 
 // The last fetch of a step arrived (to the driver of a run_steps loop), or: start the loop.
 struct StepDoneMsg {};
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepDoneMsg&) {
+  return f(caf::meta::type_name("StepDoneMsg"));
+}
+
 }  // namespace sf
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::StepDoneMsg)
+// A Tensor by reference (shared storage), a Node pointer or an exception_ptr: meaningful only
+// inside this process, so no serialisation exists for them.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::DataMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::AckMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::CollectiveRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(sf::CollectiveReply)

@@ -1,7 +1,6 @@
 #include "actors/op_actor.h"
 
-#include <fmt/format.h>
-
+#include "core/error_context.h"
 #include "ops/op_def.h"
 #include "ops/plan.h"
 
@@ -65,8 +64,8 @@ void act(caf::stateful_actor<OpActorState>* self) {
     try {
       if (n.def->inplace_input >= 0) st.regs[r] = st.inputs[n.def->inplace_input];
       n.def->forward(n, st.inputs, st.regs[r]);
-    } catch (const std::exception& e) {
-      shared.fail(fmt::format("{}: {}", node_label(n), e.what()));
+    } catch (...) {
+      shared.fail(current_error_with_context(node_label(n)));
       return;
     }
     finish_firing(self, r, step, t0);
@@ -101,8 +100,8 @@ caf::behavior op_actor(caf::stateful_actor<OpActorState>* self, OpActorSpec spec
         auto& st = self->state;
         const int r = st.in_flight;
         st.in_flight = -1;
-        if (!m.error.empty()) {
-          st.spec.shared->fail(fmt::format("{}: {}", node_label(*st.spec.node), m.error));
+        if (m.error) {
+          st.spec.shared->fail(with_context(std::move(m.error), node_label(*st.spec.node)));
           return;
         }
         st.regs[r] = std::move(m.value);

@@ -206,7 +206,7 @@ void Runtime::Impl::validate(const Feeds& feeds) {
   }
   for (int id : inputs) SF_ENFORCE(fed[id], InvalidArgument, "runtime: no value fed for {}", node_label(g.node(id)));
   for (int id : params)
-    SF_ENFORCE(shared.bound[id].defined(), InvalidArgument, "runtime: Parameter {} is not bound",
+    SF_ENFORCE(shared.bound[id].defined(), InvalidArgument, "runtime: {} is not bound (bind() it before run())",
                node_label(g.node(id)));
 }
 
@@ -229,7 +229,8 @@ void Runtime::Impl::rethrow_failure() {
   if (!shared.failed.load(std::memory_order_acquire)) return;
   poisoned = true;
   std::lock_guard<std::mutex> lk(shared.error_mu);
-  throw Error(shared.error);
+  if (!shared.error) SF_THROW(Error, "runtime: a step failed without an error");
+  std::rethrow_exception(shared.error);  // as thrown: a PeerLost stays a PeerLost
 }
 
 const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {
@@ -265,9 +266,9 @@ void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
         }
         im.validate(im.feeds);
         im.launch(im.feeds);
-      } catch (const std::exception& e) {
+      } catch (...) {
         self->quit();
-        im.shared.fail(e.what());
+        im.shared.fail(std::current_exception());  // next(), done() or validate(): their own errors
       }
     }};
   });

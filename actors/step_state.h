@@ -1,13 +1,13 @@
 // State shared by the op actors of one Runtime and the thread that calls run(): the bound
 // source tensors, the fetched results, the count of fetches still to come in the current
-// step, and the first error. Actors count `remaining` down; the last delivery either wakes
+// step, and the first error (typed, core/error_context.h). Actors count `remaining` down; the last delivery either wakes
 // the waiting caller or, inside a run_steps() loop, tells the driver actor.
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "actors/trace.h"
@@ -24,7 +24,7 @@ struct StepState {
   std::function<void()> on_step_done;        // set while a run_steps() loop drives the steps
   std::atomic<bool> failed{false};
   std::mutex error_mu;
-  std::string error;  // first failure, "MatMul 'fc1/MatMul': ..."
+  std::exception_ptr error;  // first failure, typed, its message naming the op
   TraceRecorder trace;
 
   // Called by an actor when one fetched value is ready.
@@ -46,11 +46,12 @@ struct StepState {
     int v;
     while ((v = busy.load(std::memory_order_acquire)) != 0) busy.wait(v);
   }
-  // Called by an actor whose op threw: records the first error and wakes the caller.
-  void fail(const std::string& what) {
+  // Called by an actor whose op threw: records the first error and wakes the caller, who
+  // rethrows it as it was thrown (a PeerLost stays a PeerLost).
+  void fail(std::exception_ptr e) {
     {
       std::lock_guard<std::mutex> lk(error_mu);
-      if (error.empty()) error = what;
+      if (!error) error = std::move(e);
     }
     failed.store(true, std::memory_order_release);
     release_caller();

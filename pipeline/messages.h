@@ -1,9 +1,10 @@
 // Messages between a stage actor and its micro-batch actors (one process; tensors travel by
-// reference, so CAF is told not to serialise them).
+// reference and a failure as the std::exception_ptr thrown, so CAF is told not to serialise
+// them: neither has a serialised form).
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
-#include <string>
+#include <exception>
 #include <vector>
 
 #include "core/tensor.h"
@@ -20,11 +21,11 @@ struct PhaseRequest {
 
 // F: `a` the activations to send, `b` the loss (last stage); B: `a` the input gradients to
 // send, `b` the weight gradients unless W computes them; W: `b` the weight gradients.
-// `error` is set instead when the phase failed.
+// `error` is set instead when the phase failed: the exception it threw, typed.
 struct PhaseReply {
   std::vector<Tensor> a, b;
   size_t stashed_bytes = 0;  // what the micro-batch keeps after this phase
-  std::string error;
+  std::exception_ptr error;
 };
 
 }  // namespace sf::pipeline

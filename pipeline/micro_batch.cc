@@ -1,6 +1,7 @@
 #include "pipeline/micro_batch.h"
 
 #include "core/error.h"
+#include "core/error_context.h"
 #include "ops/op_def.h"
 
 namespace sf::pipeline {
@@ -21,8 +22,9 @@ void MicroBatch::run(const std::vector<int>& nodes) {
     Tensor out = n.def->inplace_input >= 0 ? scratch_[n.def->inplace_input] : Tensor::empty(n.shape, n.dtype);
     try {
       n.def->forward(n, scratch_, out);
-    } catch (const std::exception& e) {
-      throw Error(fmt::format("pipeline: stage {}: {} failed: {}", stage_.virtual_stage, node_label(n), e.what()));
+    } catch (...) {
+      // Typed, naming the op once; the stage runtime adds the stage and the action.
+      std::rethrow_exception(current_error_with_context(node_label(n)));
     }
     values_[id] = std::move(out);
   }

@@ -20,8 +20,8 @@ caf::behavior micro_batch_actor(caf::event_based_actor*, std::shared_ptr<MicroBa
         reply.b = mb->weight();
       }
       reply.stashed_bytes = mb->stashed_bytes();
-    } catch (const std::exception& e) {
-      reply.error = e.what();
+    } catch (...) {
+      reply.error = std::current_exception();  // the stage adds which action it was
     }
     return reply;
   }};

@@ -18,6 +18,7 @@
 #include "comm/rank_context.h"
 #include "comm/send_recv.h"
 #include "core/error.h"
+#include "core/error_context.h"
 #include "ops/blas.h"
 #include "pipeline/messages.h"
 #include "pipeline/micro_batch_actor.h"
@@ -186,8 +187,8 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
     PhaseReply reply;
     self->request(live.at(key).actor, caf::infinite, std::move(req))
         .receive([&](PhaseReply& r) { reply = std::move(r); },
-                 [&](caf::error& err) { reply.error = im.sys.render(err); });
-    if (!reply.error.empty()) throw Error(reply.error);
+                 [&](caf::error& err) { reply.error = std::make_exception_ptr(Error(im.sys.render(err))); });
+    if (reply.error) std::rethrow_exception(reply.error);
     live.at(key).stashed = reply.stashed_bytes;
     size_t total = 0;
     for (const auto& [k, l] : live) total += l.stashed;
@@ -202,8 +203,7 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
     live.erase(key);
   };
 
-  for (const Action& a : im.lowered.actions[im.stage]) {
-    const int64_t t0 = now_us();
+  auto run_action = [&](const Action& a) {
     const std::pair<int, int> key{a.chunk, a.micro_batch};
     const StageGraph& sg = im.graph(a.chunk);
     const int k = sg.virtual_stage;
@@ -267,14 +267,30 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
         break;
       }
     }
+  };
+
+  for (const Action& a : im.lowered.actions[im.stage]) {
+    const int64_t t0 = now_us();
+    try {
+      run_action(a);
+    } catch (...) {
+      // The error as thrown (a PeerLost keeps its rank), naming the stage and the action.
+      std::rethrow_exception(current_error_with_context(fmt::format("pipeline: stage {}, {}", im.stage, to_string(a))));
+    }
     spans.push_back({a, static_cast<double>(t0 - start), static_cast<double>(now_us() - start)});
   }
   SF_ENFORCE(live.empty(), Error, "pipeline: stage {} ended its list with {} micro-batches still in flight",
              im.stage, live.size());
 
-  im.combine(result.grads);
   const bool last = im.stage == im.p - 1;
-  Tensor loss = comm::all_reduce(Tensor::scalar(last ? loss_sum : 0.0f), {.group = im.world_group});
+  Tensor loss;
+  try {
+    im.combine(result.grads);
+    loss = comm::all_reduce(Tensor::scalar(last ? loss_sum : 0.0f), {.group = im.world_group});
+  } catch (...) {
+    std::rethrow_exception(
+        current_error_with_context(fmt::format("pipeline: stage {}, reducing the gradients and the loss", im.stage)));
+  }
   result.loss = loss.item() / static_cast<float>(im.opts.dp);
   if (im.opts.record_timeline) im.gather_timeline(spans, start);
   return result;
