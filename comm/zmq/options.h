@@ -37,7 +37,9 @@ struct ZmqOptions {
   std::chrono::milliseconds heartbeat_interval{1000};
   std::chrono::milliseconds heartbeat_timeout{10000};
   // How long world creation waits for every link to come up (and, joining, for every rank to
-  // reach the rendezvous) before failing with an error naming the ranks that did not.
+  // reach the rendezvous) before failing with an error naming the ranks that did not. A rank
+  // gives up after this time, not later: nothing it queued holds its close.
+  // SF_ZMQ_CONNECT_TIMEOUT_MS (100 .. 3600000) overrides it.
   std::chrono::milliseconds connect_timeout{60000};
   // How long closing an endpoint waits for queued bytes to leave.
   std::chrono::milliseconds linger{2000};

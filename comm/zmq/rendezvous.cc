@@ -80,6 +80,7 @@ std::vector<std::string> serve(Context& ctx, const JobKey& key, const ZmqJoin& j
   std::vector<Message> parts;
   while (joined < n) {
     if (!wait_readable(s, deadline)) {
+      s.set(ZMQ_LINGER, 0);  // see ask(): a failed rendezvous must not wait a second time
       std::vector<int> missing;
       for (int r = 1; r < n; ++r)
         if (rids[r].empty()) missing.push_back(r);
@@ -152,10 +153,17 @@ std::vector<std::string> ask(Context& ctx, const JobKey& key, const ZmqJoin& joi
   std::vector<Message> parts;
   bool proven = false;
   for (;;) {
-    SF_ENFORCE(wait_readable(s, deadline), Error,
+    if (!wait_readable(s, deadline)) {
+      // The hello still queued for an absent rank 0 would hold the context's close for the
+      // whole linger (connect_timeout): the rank would give up after twice the time its
+      // message states. Nothing queued matters once we give up.
+      s.set(ZMQ_LINGER, 0);
+      SF_THROW(Error,
                "zmq rank {}: the rendezvous at {} did not {} within {} ms (is rank 0 running, with the same secret "
                "and world size?)",
-               join.rank, join.rendezvous, proven ? "send the endpoint table" : "answer", join.options.connect_timeout.count());
+               join.rank, join.rendezvous, proven ? "send the endpoint table" : "answer",
+               join.options.connect_timeout.count());
+    }
     while (size_t count = recv_parts(s, parts, 1)) {
       if (count != 1) continue;
       Header h;

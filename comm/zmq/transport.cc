@@ -89,6 +89,12 @@ ZmqOptions with_env(ZmqOptions o) {
              "zmq: socket buffer {} bytes (socket_buffer_bytes, SF_ZMQ_SOCKET_BUFFER_KB) is outside 0 .. 1 GiB", buffer);
   o.segment_bytes = segment;
   o.socket_buffer_bytes = static_cast<int>(buffer);
+  if (const char* v = std::getenv("SF_ZMQ_CONNECT_TIMEOUT_MS"); v && *v) {
+    const int ms = parse_int("SF_ZMQ_CONNECT_TIMEOUT_MS", v);
+    SF_ENFORCE(ms >= 100 && ms <= 3600000, InvalidArgument,
+               "zmq: SF_ZMQ_CONNECT_TIMEOUT_MS={} is outside 100 .. 3600000 (1 hour)", ms);
+    o.connect_timeout = std::chrono::milliseconds(ms);
+  }
   return o;
 }
 
@@ -134,8 +140,10 @@ std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join) {
   const std::string& rv = join.rendezvous;
   const bool ipc = rv.rfind("ipc://", 0) == 0, tcp = rv.rfind("tcp://", 0) == 0;
   SF_ENFORCE(ipc || tcp, InvalidArgument, "zmq join: rendezvous '{}' is neither tcp://host:port nor ipc://path", rv);
-  const auto deadline = Clock::now() + join.options.connect_timeout;
-  const ZmqOptions o = zmq::with_env(join.options);  // bad settings are refused before the rendezvous
+  ZmqJoin checked = join;
+  checked.options = zmq::with_env(join.options);  // bad settings are refused before the rendezvous
+  const ZmqOptions& o = checked.options;
+  const auto deadline = Clock::now() + o.connect_timeout;
   const ZmqScheme scheme = join.data_scheme.value_or(ipc ? ZmqScheme::kIpc : ZmqScheme::kTcp);
   std::string bind_to;
   if (scheme == ZmqScheme::kIpc) {
@@ -147,7 +155,7 @@ std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join) {
   }
   auto fabric = std::make_unique<Fabric>(join.rank, join.size, bind_to, o);  // checks the secret
   const zmq::JobKey key(o.secret);
-  const std::vector<std::string> endpoints = zmq::exchange_endpoints(fabric->context(), key, join, fabric->endpoint(),
+  const std::vector<std::string> endpoints = zmq::exchange_endpoints(fabric->context(), key, checked, fabric->endpoint(),
                                                                      deadline);
   fabric->start(endpoints);
   const std::vector<int> missing = fabric->wait_linked(deadline);
