@@ -13,6 +13,7 @@ packages=(
   dataset-fashion-mnist
   procps iproute2
   chromium fonts-dejavu-core  # sfviz's HTML test renders the page in headless Chromium
+  clang-14 libclang-rt-14-dev  # the sanitizer builds and libFuzzer (scripts/test_sanitized.sh)
 )
 
 missing=()
