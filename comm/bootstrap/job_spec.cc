@@ -11,6 +11,9 @@ namespace sf::comm {
 namespace {
 
 const char* const kOwnedFlags[] = {"--devices", "--backend", "--comm-timeout"};
+// The longest --comm-timeout (about 116 days, "never" in practice): converting a larger value
+// (1e300, inf) to milliseconds overflows, and so would a deadline that adds it to the clock.
+constexpr double kMaxTimeoutSeconds = 1e7;
 constexpr const char* kDebugFlag = "--comm-debug";
 
 int parse_int(const std::string& text, const std::string& what, int min) {
@@ -105,8 +108,9 @@ JobSpec resolve_job(const std::vector<std::string>& args, const EnvReader& env) 
   if (auto t = flag(args, "--comm-timeout")) {
     char* end = nullptr;
     const double sec = std::strtod(t->c_str(), &end);
-    SF_ENFORCE(!t->empty() && *end == '\0' && sec > 0, InvalidArgument,
-               "--comm-timeout {}: the timeout must be a positive number of seconds", *t);
+    SF_ENFORCE(!t->empty() && *end == '\0' && sec > 0 && sec <= kMaxTimeoutSeconds, InvalidArgument,
+               "--comm-timeout {}: the timeout must be a positive number of seconds, at most {}", *t,
+               kMaxTimeoutSeconds);
     s.timeout = std::chrono::milliseconds(static_cast<int64_t>(sec * 1000 + 0.5));
   }
   const auto devices = flag(args, "--devices");
