@@ -52,6 +52,9 @@ class Dataset {
   // breaks idx_file.h's rules, image and label counts that differ, and a label >= num_classes.
   static Dataset mnist(const std::string& dir, const std::string& usage = "train", int num_shards = 1,
                        int shard_id = 0, int num_classes = 10);
+  // The checks of mnist() on the files (the labels read, the images' header only), nothing
+  // kept: a rank calls it before it joins a job, so a bad dataset stops it at once.
+  static void check_mnist(const std::string& dir, const std::string& usage = "train", int num_classes = 10);
 
   // Rows fn(i) for the source rows i in [0, num_rows) of this shard, called eagerly
   // (generator.cc). Every row must give the same shapes and dtypes per column.

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 #include "core/brief.h"
 #include "core/error.h"
@@ -77,10 +79,10 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-}  // namespace
-
-IdxArray read_idx(const std::string& path, uint32_t expected_magic, const std::string& what) {
-  GzReader in(path);
+// Reads and checks the header of `in`: magic, dims, and the declared size against the file's.
+// Returns the dims and the number of data bytes they declare.
+std::pair<std::vector<int64_t>, uint64_t> read_header(GzReader& in, const std::string& path, uint32_t expected_magic,
+                                                      const std::string& what) {
   unsigned char word[4];
   size_t got = in.read(word, 4);
   SF_ENFORCE(got == 4, IoError, "'{}' is truncated: expected a 4-byte IDX magic, got {} bytes", path, got);
@@ -88,22 +90,22 @@ IdxArray read_idx(const std::string& path, uint32_t expected_magic, const std::s
   SF_ENFORCE(magic == expected_magic, IoError, "'{}': bad IDX magic 0x{:08x} (expected 0x{:08x} for {})", path, magic,
              expected_magic, what);
 
-  IdxArray out;
+  std::vector<int64_t> dims;
   const int ndims = static_cast<int>(magic & 0xff);
   uint64_t total = 1;
   for (int d = 0; d < ndims; ++d) {
     got = in.read(word, 4);
     SF_ENFORCE(got == 4, IoError, "'{}' is truncated: header declares {} dims but ends inside dim {}", path, ndims, d);
     const uint32_t size = big_endian_u32(word);
-    out.dims.push_back(size);
+    dims.push_back(size);
     // A zero dim would make an empty set (0 images: an epoch of 0 steps) or 0-pixel images
     // that fail far away in a MatMul; refuse it here, where the file is known.
     SF_ENFORCE(size >= 1, IoError, "'{}': IDX dim {} of {} is 0 (dims {}); every dim must be at least 1", path, d,
-               what, brief_ints(out.dims));
+               what, brief_ints(dims));
     // Refuse absurd sizes before multiplying, so the product cannot overflow.
     SF_ENFORCE(total <= kMaxIdxElements / size, IoError,
                "'{}': IDX header declares more than {} elements (dims so far {})", path, kMaxIdxElements,
-               brief_ints(out.dims));
+               brief_ints(dims));
     total *= size;
   }
 
@@ -120,6 +122,23 @@ IdxArray read_idx(const std::string& path, uint32_t expected_magic, const std::s
                "'{}' is truncated: expected {} bytes of data, but {} compressed bytes cannot hold them", path, total,
                on_disk);
   }
+  return {std::move(dims), total};
+}
+
+}  // namespace
+
+IdxArray read_idx_header(const std::string& path, uint32_t expected_magic, const std::string& what) {
+  GzReader in(path);
+  IdxArray out;
+  out.dims = read_header(in, path, expected_magic, what).first;
+  return out;
+}
+
+IdxArray read_idx(const std::string& path, uint32_t expected_magic, const std::string& what) {
+  GzReader in(path);
+  IdxArray out;
+  uint64_t total = 0;
+  std::tie(out.dims, total) = read_header(in, path, expected_magic, what);
 
   // Grow chunk by chunk: a truncated gzip file then costs only what it holds.
   size_t have = 0;

@@ -37,6 +37,10 @@ struct IdxArray {
 // only words the error message.
 IdxArray read_idx(const std::string& path, uint32_t expected_magic, const std::string& what);
 
+// Only the header of `path`, checked as read_idx checks it (the size against the file's
+// included), without reading the data: `bytes` stays empty. For checking inputs up front.
+IdxArray read_idx_header(const std::string& path, uint32_t expected_magic, const std::string& what);
+
 // The path of `<dir>/<base>` or `<dir>/<base>.gz`, whichever exists (raw preferred, as it
 // needs no decompression); empty if neither does.
 std::string find_idx_file(const std::string& dir, const std::string& base);

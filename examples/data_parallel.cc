@@ -112,7 +112,10 @@ double train(const Options& o, std::ostream& out) {
 
 int main(int argc, char** argv) {
   try {
-    sf::comm::init(argc, argv);  // --devices N, or the ranks sfrun / mpirun / Slurm started
+    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
+    // the environment, but joined only once the inputs are checked: a rank whose peers never
+    // come must still stop at once on a bad dataset.
+    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
     Options o;
     CLI::App app{"Data parallel training of seed 004's network on Fashion-MNIST"};
     app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
@@ -124,6 +127,9 @@ int main(int argc, char** argv) {
     app.add_option("--print-every", o.print_every)->check(CLI::PositiveNumber);
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
     CLI11_PARSE(app, argc, argv);
+    ds::Dataset::check_mnist(o.data_dir, "train");
+    ds::Dataset::check_mnist(o.data_dir, "test");
+    sf::comm::init(spec);
 
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel, .gradients_mean = true});
     sf::set_seed(1);

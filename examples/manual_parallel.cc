@@ -92,7 +92,10 @@ ds::Dataset create_dataset(const Options& o, const std::string& usage = "train")
 
 int main(int argc, char** argv) {
   try {
-    sf::comm::init(argc, argv);  // --devices N, or the ranks sfrun / mpirun / Slurm started
+    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
+    // the environment, but joined only once the inputs are checked: a rank whose peers never
+    // come must still stop at once on a bad input.
+    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
     Options o;
     CLI::App app{"Manual (hand-written) data parallel training of seed 000's network on Fashion-MNIST"};
     app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
@@ -102,7 +105,7 @@ int main(int argc, char** argv) {
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
     CLI11_PARSE(app, argc, argv);
 
-    const int device_num = sf::comm::job().size;
+    const int device_num = spec.size;
     SF_ENFORCE(o.batch_size % device_num == 0, InvalidArgument,
                "batch_size {} is not divisible by device_num {}: each device takes batch_size // device_num rows, "
                "and the last {} rows of every batch would never be trained on",
@@ -111,6 +114,7 @@ int main(int argc, char** argv) {
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kHybridParallel, .gradients_mean = true});
     sf::set_seed(1);
     const ds::Dataset data_set = create_dataset(o);  // shared by the virtual devices of this process
+    sf::comm::init(spec);
     const bool several = sf::comm::job().local_ranks > 1;
     const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
 

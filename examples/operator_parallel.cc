@@ -96,13 +96,13 @@ int global_graph(Network& net, sf::Graph& g) {
   return nn::CrossEntropyLoss()(b, logits, b.input("input1", {32}, sf::DType::kI32)).id;
 }
 
-// --strategy-file: its strategies, checked against the global graph.
-sf::StrategyTable load_strategies(const std::string& path) {
+// --strategy-file: its strategies, checked against the global graph on `device_num` ranks.
+sf::StrategyTable load_strategies(const std::string& path, int device_num) {
   sf::StrategyTable table = sf::load_strategy_file(path);
   Network net;
   sf::Graph g;
   const int loss = global_graph(net, g);
-  sf::check_strategy_file(path, table, g, {loss}, sf::comm::job().size);
+  sf::check_strategy_file(path, table, g, {loss}, device_num);
   return table;
 }
 
@@ -177,7 +177,10 @@ void train_model(const Options& o, Network& net, std::shared_ptr<nn::SGD> optimi
 
 int main(int argc, char** argv) {
   try {
-    sf::comm::init(argc, argv);  // --devices N, or the ranks sfrun / mpirun / Slurm started
+    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
+    // the environment, but joined only once every input is checked: a rank whose peers never
+    // come must still stop at once on a bad strategy file or dataset.
+    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
     Options o;
     CLI::App app{"Operator-level parallel training of seed 001's network on Fashion-MNIST"};
     app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
@@ -201,11 +204,13 @@ int main(int argc, char** argv) {
     sf::set_seed(1);
     if (o.dry_run > 0) {
       dry_run(o, o.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategy_file));
-      sf::comm::release();
       return 0;
     }
+    const sf::StrategyTable from_file =
+        o.strategy_file.empty() ? sf::StrategyTable{} : load_strategies(o.strategy_file, spec.size);
     ds::Dataset data_set = create_dataset(o, 32);  // shared by the virtual devices of this process
-    const sf::StrategyTable from_file = o.strategy_file.empty() ? sf::StrategyTable{} : load_strategies(o.strategy_file);
+    ds::Dataset::check_mnist(o.data_dir, "test");  // read after training, for the accuracy
+    sf::comm::init(spec);
     if (!o.save_strategy_file.empty() && sf::comm::job().rank == 0) save_strategies(o.save_strategy_file, from_file);
     const bool several = sf::comm::job().local_ranks > 1;
     const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";

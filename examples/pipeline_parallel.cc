@@ -38,7 +38,10 @@ ds::Dataset create_dataset(const Options& o, const std::string& usage, int64_t r
 
 int main(int argc, char** argv) {
   try {
-    sf::comm::init(argc, argv);  // --devices N, or the ranks sfrun / mpirun / Slurm started
+    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
+    // the environment, but joined only once the inputs are checked: a rank whose peers never
+    // come must still stop at once on a bad input.
+    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
     Options o;
     CLI::App app{"Seed 003: pipeline-parallel training of a ResNet on Fashion-MNIST"};
     app.add_option("--stages", o.stages, "pipeline stages (2: the seed's split; 4; or 1)")->check(CLI::IsMember({1, 2, 4}));
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
                                    .pipeline_interleave = o.interleave});
     const ds::Dataset train = create_dataset(o, "train", o.batch * o.steps, o.batch);
     const ds::Dataset test = create_dataset(o, "test", o.eval_rows, 250);
+    sf::comm::init(spec);
     sf::comm::run_ranks([&] {
       const int rank = sf::comm::get_rank();
       sf::set_seed(3);

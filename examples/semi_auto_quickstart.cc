@@ -41,7 +41,10 @@ using seed002::Net;
 
 int main(int argc, char** argv) {
   try {
-    sf::comm::init(argc, argv);  // --devices N, or the ranks sfrun / mpirun / Slurm started
+    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
+    // the environment, but joined only once the inputs are checked: a rank whose peers never
+    // come must still stop at once on a bad input.
+    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
     Options o;
     CLI::App app{"Seed 002's quick start: semi-auto parallel training of a sharded matmul"};
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
@@ -50,6 +53,8 @@ int main(int argc, char** argv) {
     app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
     app.add_flag("--semi-auto", o.semi_auto, "SEMI_AUTO_PARALLEL (unsharded ops get the default) instead of propagation");
     CLI11_PARSE(app, argc, argv);
+    const sf::StrategyTable from_file = o.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategy_file);
+    sf::comm::init(spec);
 
     const int64_t var_step_per_epoch = 4;
     const int64_t var_single_batch_size = 2;
@@ -69,7 +74,6 @@ int main(int argc, char** argv) {
     // Randomly constructed dataset, the global batch every rank reads.
     ds::Dataset fake_dataset =
         get_dataset(var_single_batch_size * device_num, var_in_dim, var_out_dim, var_step_per_epoch);
-    const sf::StrategyTable from_file = o.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategy_file);
     const bool several = sf::comm::job().local_ranks > 1;
     const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
 
