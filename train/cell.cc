@@ -6,6 +6,7 @@
 #include "comm/rank_context.h"
 #include "core/error.h"
 #include "parallel/context.h"
+#include "train/parameter_record.h"
 #include "train/pipeline_stages.h"
 
 namespace sf::nn {
@@ -88,6 +89,7 @@ ParameterList Cell::infer_param_pipeline_stage() {
 }
 
 Value Cell::param(GraphBuilder& b, Parameter& p) {
+  parameter_read(p);
   int id = b.graph().find(p.name());
   if (id >= 0) return {id};
   return b.parameter(p.name(), p.shape());

@@ -1,5 +1,6 @@
 #include "train/pipeline_step.h"
 
+#include <exception>
 #include <map>
 #include <set>
 
@@ -41,18 +42,18 @@ void PipelineStep::build_agreed(const std::vector<Tensor>& batch) {
   // Most refusals are the same on every rank; one that is not (an optimizer given other
   // parameters on one rank) must not leave the others waiting for it: the ranks agree on
   // whether all of them built before any tensor moves.
-  std::string error;
+  std::exception_ptr error;  // rethrown as thrown (a ShapeError stays one)
   try {
     build(batch);
-  } catch (const InvalidArgument& e) {
-    error = e.what();
+  } catch (const InvalidArgument&) {
+    error = std::current_exception();
     runtime_.reset();
   }
   comm::RankContext& ctx = comm::current_rank();
   Tensor failed = Tensor::zeros({ctx.size()});
-  failed.f32()[ctx.rank()] = error.empty() ? 0.0f : 1.0f;
+  failed.f32()[ctx.rank()] = error ? 1.0f : 0.0f;
   failed = comm::all_reduce(failed, {.group = ctx.world()});
-  if (!error.empty()) throw InvalidArgument(error);
+  if (error) std::rethrow_exception(error);
   for (int r = 0; r < ctx.size(); ++r)
     SF_ENFORCE(failed.f32()[r] == 0.0f, InvalidArgument,
                "pipeline: rank {} refused the configuration (its error says why); no step was run", r);

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+
 #include "core/error.h"
+#include "train/parameter_record.h"
 
 namespace sf {
 
@@ -61,13 +64,16 @@ Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
       // The whole batch too, for ops over all rows (a weight update), so they need no concat.
       if (p->splits > 1) p->wholes.push_back(b.input(fmt::format("input{}", c), inputs[c].shape(), inputs[c].dtype()).id);
     }
+    nn::ParameterRecord read;  // every parameter the network reads, not only params_
     build_(b, parts, *p);
     p->runtime =
         std::make_unique<Runtime>(p->graph, p->fetches, RuntimeOptions{.threads = opts_.threads, .trace = opts_.trace});
-    for (auto& param : params_) {
-      int id = p->graph.find(param.name());
-      if (id >= 0) p->runtime->bind(id, param.value());
-    }
+    // params_ last: where both name a parameter, the caller's list wins.
+    for (const ParameterList* list : std::initializer_list<const ParameterList*>{&read.parameters(), &params_})
+      for (const Parameter& param : *list) {
+        int id = p->graph.find(param.name());
+        if (id >= 0) p->runtime->bind(id, param.value());
+      }
     it = programs_.emplace(sig, std::move(p)).first;
   }
   last_ = it->second.get();

@@ -60,7 +60,8 @@ class ProgramCache {
   // divide evenly gets one block.
   ProgramCache(ProgramBuilder build, ParameterList params, ExecOptions opts, int splits = 1)
       : build_(std::move(build)), params_(std::move(params)), opts_(opts), splits_(splits) {}
-  // The program for these inputs' signature, built and bound on first use.
+  // The program for these inputs' signature, built and bound on first use: every parameter
+  // the network read while building (train/parameter_record.h) and `params`.
   Program& get(const std::vector<Tensor>& inputs);
   // Runs the program for these inputs; returns its fetches (valid until the next run).
   const std::vector<Tensor>& run(const std::vector<Tensor>& inputs);

@@ -12,14 +12,19 @@ GradFunction::GradFunction(LossBuilder fn, ParameterList params, ExecOptions opt
     : cache_(
           [fn, params, reduce](GraphBuilder& b, const std::vector<std::vector<Value>>& parts, Program& p) {
             Value loss = fn(b, parts[0]);
+            // In-place state updates of the forward (BatchNorm's moving statistics) run each
+            // call, as in Model: fetched after the gradients, so that they are needed.
+            const std::vector<int> updates = in_place_nodes(b.graph());
             std::vector<int> ids;
             std::vector<int> grads = parameter_gradients(b.graph(), loss.id, params, &ids);
             if (reduce && !reduce->identity())
               grads = unpack_reduced(b.graph(), reduce->append(b.graph(), grads, true), grads);
             p.fetches = {loss.id};
             p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
+            p.fetches.insert(p.fetches.end(), updates.begin(), updates.end());
           },
-          params, opts) {}
+          params, opts),
+      grad_count_(params.size()) {}
 
 std::vector<int> parameter_gradients(Graph& g, int loss, const ParameterList& params, std::vector<int>* param_ids) {
   param_ids->clear();
@@ -56,7 +61,9 @@ GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs)
     run = &cache_.run(inputs);
   }
   const auto& out = *run;
-  grads_.assign(out.begin() + 1, out.end());
+  // The cache's programs fetch the in-place updates after the gradients.
+  const auto grads_end = semi_ ? out.end() : out.begin() + 1 + static_cast<std::ptrdiff_t>(grad_count_);
+  grads_.assign(out.begin() + 1, grads_end);
   return {out[0].item(), grads_};
 }
 

@@ -5,6 +5,10 @@
 //   auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
 //   auto [loss, grads] = grad_fn({data, label});
 //   optimizer.step(grads);
+//
+// Every parameter the network reads is bound, not only `params` (train/parameter_record.h),
+// and in-place state updates of the forward run each call, so a network with BatchNorm trains
+// as under Model: the moving statistics move with every call made in training mode.
 #pragma once
 
 #include <functional>
@@ -49,6 +53,7 @@ class GradFunction {
   std::unique_ptr<SemiAutoStep> semi_;  // semi-auto parallel: used instead of cache_
   Runtime::Feeds feeds_;
   std::vector<Tensor> grads_;
+  size_t grad_count_ = 0;  // gradients among a cache program's fetches
 };
 
 // Refused (InvalidArgument) in semi-auto parallel mode, which needs the network (below).
