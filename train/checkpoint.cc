@@ -7,9 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <string_view>
 #include <msgpack.hpp>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "core/serialize.h"
 
@@ -57,10 +58,17 @@ NamedTensors load_checkpoint(const std::string& path) {
   std::error_code ec;
   SF_ENFORCE(std::filesystem::is_regular_file(path, ec), IoError, "cannot open checkpoint '{}': not a regular file",
              path);
+  // The size is checked before a byte is read (a sparse file can claim terabytes), and the
+  // buffer holds the file's stated size at most: one that grows meanwhile is cut, then refused.
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  SF_ENFORCE(!ec && size <= kMaxCheckpointBytes, IoError, "checkpoint '{}': {} bytes, more than the {} allowed", path,
+             ec ? 0 : size, kMaxCheckpointBytes);
   std::ifstream f(path, std::ios::binary);
   SF_ENFORCE(f.good(), IoError, "cannot open checkpoint '{}'", path);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   SF_ENFORCE(!f.bad(), IoError, "reading checkpoint '{}' failed", path);
+  bytes.resize(static_cast<size_t>(f.gcount()));
   size_t off = 0;
   uint64_t count = 0;
   NamedTensors out;
@@ -73,14 +81,26 @@ NamedTensors load_checkpoint(const std::string& path) {
     SF_ENFORCE(head.count("v") && head["v"].as<uint32_t>() == kVersion, IoError,
                "checkpoint '{}': unsupported version", path);
     count = head.at("count").as<uint64_t>();
+    // Every entry takes more than one byte: a count the file cannot hold is refused up front.
+    SF_ENFORCE(count <= bytes.size(), IoError, "checkpoint '{}': header declares {} entries in a file of {} bytes",
+               path, count, bytes.size());
     for (uint64_t i = 0; i < count; ++i) {
       auto name = msgpack::unpack(bytes.data(), bytes.size(), off, nullptr, nullptr, limit).get().as<std::string>();
       size_t used = 0;
-      Tensor t = deserialize(bytes.data() + off, bytes.size() - off, &used);
+      Tensor t;
+      try {
+        // deserialize refuses a header over kMaxTensorBytes or past the file's end before
+        // allocating; the message gains the tensor's name and place.
+        t = deserialize(bytes.data() + off, bytes.size() - off, &used);
+      } catch (const IoError& e) {
+        SF_THROW(IoError, "checkpoint '{}': tensor '{}' (entry {} of {}, byte {}): {}", path, brief_text(name, 80), i,
+                 count, off, e.what());
+      }
       off += used;
       out.emplace_back(std::move(name), std::move(t));
     }
   } catch (const IoError& e) {
+    if (std::string_view(e.what()).rfind("checkpoint '", 0) == 0) throw;
     SF_THROW(IoError, "checkpoint '{}': {}", path, e.what());
   } catch (const std::exception& e) {
     SF_THROW(IoError, "checkpoint '{}' is truncated or malformed ({} of {} entries read: {})", path, out.size(),

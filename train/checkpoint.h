@@ -3,6 +3,7 @@
 // Loading restores the tensors bitwise.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,7 +16,10 @@ namespace sf {
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 void save_checkpoint(const NamedTensors& entries, const std::string& path);
-// Throws IoError naming the file for a missing, truncated or malformed checkpoint.
+// Throws IoError naming the file (and the tensor, for a bad one) for a missing, truncated or
+// malformed checkpoint. Limits (docs/limits.md), checked before allocating: the file is at
+// most kMaxCheckpointBytes, each tensor at most kMaxTensorBytes (core/serialize.h).
+inline constexpr uint64_t kMaxCheckpointBytes = uint64_t{1} << 36;  // 64 GiB
 NamedTensors load_checkpoint(const std::string& path);
 
 // The optimizer's parameters, its state tensors and "global_step": what a resumed run needs.

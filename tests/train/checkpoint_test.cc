@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <msgpack.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -207,6 +209,66 @@ TEST(Checkpoint, MissingTruncatedAndForeignFilesThrowIoErrorNamingThePath) {
   write_bytes(foreign_map, serialize(Tensor({2, 2})));
   EXPECT_TRUE(refused_naming_path(foreign_map));
   EXPECT_TRUE(refused_naming_path(dir));  // a directory is not a checkpoint either
+}
+
+// A checkpoint whose head says `count` entries, then one entry `name` with a tensor header
+// claiming `shape` (f32) and 16 payload bytes.
+std::string forged_checkpoint(uint64_t count, const std::string& name, const std::vector<int64_t>& shape,
+                              uint64_t nbytes) {
+  msgpack::sbuffer b;
+  msgpack::packer<msgpack::sbuffer> pk(b);
+  pk.pack_map(3);
+  pk.pack(std::string("format"));
+  pk.pack(std::string("shardflow-checkpoint"));
+  pk.pack(std::string("v"));
+  pk.pack(uint32_t{1});
+  pk.pack(std::string("count"));
+  pk.pack(count);
+  pk.pack(name);
+  pk.pack_map(4);
+  pk.pack(std::string("v"));
+  pk.pack(uint32_t{1});
+  pk.pack(std::string("dtype"));
+  pk.pack(std::string("f32"));
+  pk.pack(std::string("shape"));
+  pk.pack(shape);
+  pk.pack(std::string("nbytes"));
+  pk.pack(nbytes);
+  return std::string(b.data(), b.size()) + std::string(16, '\0');
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_checkpoint(path);
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Sizes a header claims are refused before anything is allocated, naming the file and tensor.
+TEST(Checkpoint, ImplausibleSizesAreRefusedBeforeAllocatingNamingTheTensor) {
+  const std::string dir = fresh_dir("sizes");
+  const std::string huge = dir + "/huge.ckpt";
+  write_bytes(huge, forged_checkpoint(1, "fc1.weight", {int64_t{1} << 30, int64_t{1} << 30}, uint64_t{1} << 62));
+  const std::string msg = load_error(huge);
+  EXPECT_EQ(msg.rfind("checkpoint '" + huge + "': tensor 'fc1.weight' (entry 0 of 1, byte ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("exceeds the size limit"), std::string::npos) << msg;
+
+  const std::string past_end = dir + "/past_end.ckpt";  // 4 KiB claimed, 16 bytes present
+  write_bytes(past_end, forged_checkpoint(1, "fc2.bias", {1024}, 4096));
+  EXPECT_NE(load_error(past_end).find("tensor 'fc2.bias' (entry 0 of 1"), std::string::npos) << load_error(past_end);
+
+  const std::string many = dir + "/many.ckpt";
+  write_bytes(many, forged_checkpoint(uint64_t{1} << 60, "w", {2}, 8));
+  EXPECT_NE(load_error(many).find("header declares 1152921504606846976 entries in a file of"), std::string::npos)
+      << load_error(many);
+
+  const std::string sparse = dir + "/sparse.ckpt";  // claims 128 GiB: refused before reading
+  write_bytes(sparse, "");
+  fs::resize_file(sparse, uint64_t{1} << 37);
+  EXPECT_EQ(load_error(sparse), "checkpoint '" + sparse + "': 137438953472 bytes, more than the 68719476736 allowed");
+  fs::remove(sparse);
 }
 
 }  // namespace
