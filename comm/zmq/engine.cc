@@ -63,12 +63,7 @@ void Fabric::Engine::log(const std::string& what) const {
   std::fflush(stderr);
 }
 
-std::string Fabric::Engine::address_of(const Message& m) const {
-  const std::string a = m.peer_address();
-  if (a.empty()) return "an unknown address";
-  if (a[0] == ':') return "local process (uid:gid:pid " + a.substr(1) + ")";  // ipc: SO_PEERCRED
-  return a;
-}
+std::string Fabric::Engine::address_of(const Message& m) const { return m.peer_description(); }
 
 void Fabric::Engine::loop() {
   // One poll() over raw descriptors: the eventfd, each socket's ZMQ_FD, which libzmq makes

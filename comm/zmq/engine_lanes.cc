@@ -42,9 +42,11 @@ void Fabric::Engine::open_lane(int p, const Header& offer) {
 
 void Fabric::Engine::on_listener() {
   for (;;) {
-    const int fd = ::accept4(f_.lane_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage from{};
+    socklen_t len = sizeof from;
+    const int fd = ::accept4(f_.lane_fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or an error the next poll reports again
-    greetings_.push_back({fd, lane_peer_address(fd), Clock::now()});
+    greetings_.push_back({fd, lane_peer_address(fd, from), Clock::now()});
     // Many connections that say nothing: the oldest goes, so the listener stays bounded.
     if (greetings_.size() > kMaxGreetings) refuse_greeting(0, "too many connections waiting to greet");
   }

@@ -177,19 +177,23 @@ int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& to
   SF_THROW(Error, "zmq lane: cannot connect to {}: {}", lane_endpoint, std::strerror(e));
 }
 
-std::string lane_peer_address(int fd) {
-  sockaddr_storage a{};
-  socklen_t len = sizeof a;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "an unknown address";
+std::string lane_peer_address(int fd, const sockaddr_storage& a) {
   char buf[INET6_ADDRSTRLEN] = {};
-  if (a.ss_family == AF_INET) return inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, buf, sizeof buf);
+  if (a.ss_family == AF_INET) return inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, buf, sizeof buf);
   if (a.ss_family == AF_INET6)
-    return inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, buf, sizeof buf);
+    return inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr, buf, sizeof buf);
   ucred cred{};
   socklen_t n = sizeof cred;
   if (a.ss_family == AF_UNIX && ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0)
     return fmt::format("local process (uid:gid:pid {}:{}:{})", cred.uid, cred.gid, cred.pid);
   return "an unknown address";
+}
+
+std::string lane_peer_address(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "an unknown address";
+  return lane_peer_address(fd, a);
 }
 
 void lane_unlink(const std::string& lane_endpoint) {

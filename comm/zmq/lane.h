@@ -30,6 +30,8 @@
 // reading). The free functions are used by the I/O thread.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -76,6 +78,9 @@ int lane_listen(const std::string& zmq_endpoint, std::string& lane_endpoint);
 int lane_connect(const std::string& lane_endpoint, int rank, const LaneToken& token, int socket_buffer_bytes);
 // The peer address of a connected stream ("127.0.0.1", "local process (uid:gid:pid 0:0:42)").
 std::string lane_peer_address(int fd);
+// The same from the address accept() gave: it names a peer that has already gone (reset its
+// connection) by the time we ask, which getpeername() cannot.
+std::string lane_peer_address(int fd, const sockaddr_storage& accepted);
 // Removes the socket file of an ipc lane endpoint (no-op for tcp).
 void lane_unlink(const std::string& lane_endpoint);
 

@@ -91,7 +91,8 @@ std::vector<std::string> serve(Context& ctx, const JobKey& key, const ZmqJoin& j
       const std::string rid(reinterpret_cast<const char*>(parts[0].data()), parts[0].size());
       Conn& c = conns[rid];
       if (c.refused) continue;
-      const std::string who = count >= 2 && !parts[1].peer_address().empty() ? parts[1].peer_address() : "?";
+      // The routing id is made here and carries no metadata; the peer's first frame does.
+      const std::string who = count >= 2 ? parts[1].peer_description() : "an unknown address";
       auto refuse = [&](const std::string& why) {
         c.refused = true;
         log(join, fmt::format("refused a connection from {}: {}", who, why));

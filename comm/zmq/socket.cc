@@ -111,6 +111,13 @@ std::string Message::peer_address() const {
   return a ? std::string(a) : std::string();
 }
 
+std::string Message::peer_description() const {
+  const std::string a = peer_address();
+  if (a.empty()) return "an unknown address";
+  if (a[0] == ':') return "local process (uid:gid:pid " + a.substr(1) + ")";  // ipc: SO_PEERCRED
+  return a;
+}
+
 bool send_frame(Socket& s, Message& m, bool more) {
   if (zmq_msg_send(m.get(), s.get(), ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0)) >= 0) return true;
   if (zmq_errno() == EAGAIN || zmq_errno() == EHOSTUNREACH) return false;

@@ -76,6 +76,9 @@ class Message {
   size_t size() const { return zmq_msg_size(const_cast<zmq_msg_t*>(&m_)); }
   // libzmq's "Peer-Address" of the connection a received frame came from ("" if unknown).
   std::string peer_address() const;
+  // peer_address() for a log line: "127.0.0.1", "local process (uid:gid:pid 0:0:42)" for ipc,
+  // "an unknown address" where libzmq gave none.
+  std::string peer_description() const;
 
  private:
   zmq_msg_t m_;

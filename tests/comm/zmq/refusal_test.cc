@@ -237,5 +237,37 @@ TEST(ZmqRefusal, LaneConnectionsWithoutTheOfferedTokenAreRefusedAndLogged) {
   EXPECT_EQ(rank0->stats().peers_lost, 0u);
 }
 
+// A foreign peer at rank 0's rendezvous is refused and logged with its address.
+TEST(ZmqRefusal, RendezvousRefusalsNameThePeerAddress) {
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);  // a free port, for the rendezvous
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  ::close(probe);
+  ZmqJoin join;
+  join.rank = 0;
+  join.size = 2;
+  join.rendezvous = "tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  join.options.secret = "the job secret";
+  join.options.connect_timeout = 1500ms;
+  ::testing::internal::CaptureStderr();
+  std::thread rank0([&] { EXPECT_THROW(make_zmq_world(join), Error); });
+  std::this_thread::sleep_for(200ms);
+  void* ctx = zmq_ctx_new();
+  {
+    Foreign junk(ctx, join.rendezvous);
+    junk.send({{0xc1, 0xc1, 0xc1}});
+    std::this_thread::sleep_for(300ms);
+  }
+  zmq_ctx_term(ctx);
+  rank0.join();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("refused a connection from 127.0.0.1: zmq header: not valid msgpack"), std::string::npos) << log;
+  EXPECT_EQ(log.find("unknown address"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace sf::comm
