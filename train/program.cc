@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <initializer_list>
+#include <set>
 
 #include "core/error.h"
 #include "train/parameter_record.h"
@@ -68,12 +68,18 @@ Program& ProgramCache::get(const std::vector<Tensor>& inputs) {
     build_(b, parts, *p);
     p->runtime =
         std::make_unique<Runtime>(p->graph, p->fetches, RuntimeOptions{.threads = opts_.threads, .trace = opts_.trace});
-    // params_ last: where both name a parameter, the caller's list wins.
-    for (const ParameterList* list : std::initializer_list<const ParameterList*>{&read.parameters(), &params_})
-      for (const Parameter& param : *list) {
-        int id = p->graph.find(param.name());
-        if (id >= 0) p->runtime->bind(id, param.value());
-      }
+    // Where both name a parameter, the caller's list wins (Model's evaluation in semi-auto mode
+    // passes whole values under the names of the network's sharded parameters).
+    std::set<std::string> given;
+    for (const Parameter& param : params_) given.insert(param.name());
+    for (const Parameter& param : read.parameters()) {
+      int id = p->graph.find(param.name());
+      if (id >= 0 && !given.count(param.name())) p->runtime->bind(id, param.value());
+    }
+    for (const Parameter& param : params_) {
+      int id = p->graph.find(param.name());
+      if (id >= 0) p->runtime->bind(id, param.value());
+    }
     it = programs_.emplace(sig, std::move(p)).first;
   }
   last_ = it->second.get();
