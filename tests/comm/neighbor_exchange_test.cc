@@ -28,7 +28,10 @@ class NeighborExchangeRing : public ::testing::TestWithParam<std::tuple<int, DTy
 // Every rank sends its input to rank r+1 and receives rank r-1's; each output must equal the
 // left neighbour's input bit for bit, and no pooled buffer may stay outstanding.
 TEST_P(NeighborExchangeRing, EachRankGetsItsLeftNeighboursTensor) {
-  const auto [n, dtype, shape] = GetParam();
+  // Plain copies, not a structured binding: clang 14 cannot capture bindings in a lambda.
+  const int n = std::get<0>(GetParam());
+  const DType dtype = std::get<1>(GetParam());
+  const Shape shape = std::get<2>(GetParam());
   auto world = make_inproc_world(n);
   std::vector<Tensor> in(n), out(n);
   for (int r = 0; r < n; ++r) in[r] = commtest::make_input(shape, dtype, ReduceOp::kSum, r, 11);
