@@ -280,7 +280,7 @@ TEST(Serialize, RefusesGarbageBytesWithoutCrashing) {
   for (uint64_t trial = 0; trial < 500; ++trial) {
     std::string bytes(1 + trial % 40, '\0');
     for (size_t i = 0; i < bytes.size(); ++i)
-      bytes[i] = static_cast<char>(uniform_at(3, trial, i) * 256.0f);
+      bytes[i] = static_cast<char>(static_cast<uint8_t>(uniform_at(3, trial, i) * 256.0f));
     EXPECT_TRUE(refuses(bytes)) << "trial " << trial;
   }
 }
