@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "comm/buffer_pool.h"
 #include "comm/zmq/lane.h"
 #include "core/error.h"
 #include "fuzz_input.h"
@@ -53,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   InLane::Events ev;
   ev.message = [&](sf::comm::Tag, sf::Tensor t) {
     SF_FUZZ_CHECK(t.nbytes() <= limits.max_payload_bytes);
+    sf::comm::BufferPool::global().release(t);  // a receiver's part of the ownership contract
     ++messages;
   };
   ev.closed = [&] { ++endings; };
