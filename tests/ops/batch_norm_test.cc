@@ -122,7 +122,10 @@ TEST_P(BatchNormTest, InferenceNormalisesWithTheMovingStatistics) {
 TEST_P(BatchNormTest, TrainingGradientsMatchFiniteDifferences) {
   BnGraph bn(GetParam(), true);
   optest::GradCheckOptions opt;
-  opt.eps = 2e-3f;
+  // Moving one x moves every output through the batch statistics, so each f32 loss carries
+  // the rounding of all of them; a 2e-3 step left central differences off by ~5 % on builds
+  // without FMA. BatchNorm is smooth: a larger step costs no accuracy.
+  opt.eps = 1e-2f;
   EXPECT_TRUE(check_gradients(bn.g, bn.y.id, bn.bindings, {bn.x.id, bn.gamma.id, bn.beta.id}, opt));
 }
 
