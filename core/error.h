@@ -1,7 +1,8 @@
 // Typed errors. Every message names what is wrong (the file, op, tensor or value and the
 // rule broken) in one line; the throwing site's file:line is kept apart in where().
 // Thrown inside a process; at an actor boundary they are carried to the caller as-is.
-// Values in messages are summarised (core/brief.h); as a last guard a message is cut at
+// Values in messages are summarised (core/brief.h); as a last guard a message is made one
+// line (control characters escaped, so a name with newlines cannot split it) and cut to
 // kMaxErrorChars, so no input can make an error line megabytes long.
 #pragma once
 
@@ -13,15 +14,45 @@
 
 namespace sf {
 
-inline constexpr size_t kMaxErrorChars = 1000;
+// The longest message an sf::Error carries, in bytes. Sites aim at about 300 (core/brief.h);
+// this guard catches what they miss.
+inline constexpr size_t kMaxErrorChars = 400;
 
 namespace detail {
-// `msg`, or its first kMaxErrorChars characters (not splitting a UTF-8 sequence) and a count.
+// `msg` on one line: "\n", "\r" and "\xNN" for the control characters (tab kept); other
+// bytes, UTF-8 included, untouched.
+inline std::string one_line(const std::string& msg) {
+  std::string out;
+  out.reserve(msg.size());
+  for (char c : msg) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '\n') out += "\\n";
+    else if (b == '\r') out += "\\r";
+    else if ((b < 0x20 && b != '\t') || b == 0x7F) out += fmt::format("\\x{:02x}", b);
+    else out += c;
+  }
+  return out;
+}
+
+// Steps `i` back to the start of the UTF-8 sequence it is inside of.
+inline size_t utf8_start(const std::string& s, size_t i) {
+  while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+// `msg` on one line and at most kMaxErrorChars bytes. A longer one keeps its head (which
+// names the input) and its tail (which usually states the rule) around "... (N bytes cut)
+// ...", cutting neither inside a UTF-8 sequence.
 inline std::string bounded_message(const std::string& msg) {
-  if (msg.size() <= kMaxErrorChars) return msg;
-  size_t cut = kMaxErrorChars;
-  while (cut > 0 && (static_cast<unsigned char>(msg[cut]) & 0xC0) == 0x80) --cut;
-  return fmt::format("{}... ({} more characters)", msg.substr(0, cut), msg.size() - cut);
+  std::string line = one_line(msg);
+  if (line.size() <= kMaxErrorChars) return line;
+  // " ... (N bytes cut) ... " with N up to 20 digits, and 3 bytes the tail may step back.
+  constexpr size_t kMarkRoom = 48;
+  constexpr size_t kTail = (kMaxErrorChars - kMarkRoom) / 3;
+  constexpr size_t kHead = kMaxErrorChars - kMarkRoom - kTail;
+  const size_t head = utf8_start(line, kHead);
+  const size_t tail = utf8_start(line, line.size() - kTail);
+  return fmt::format("{} ... ({} bytes cut) ... {}", line.substr(0, head), tail - head, line.substr(tail));
 }
 }  // namespace detail
 

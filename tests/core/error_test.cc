@@ -1,6 +1,7 @@
 // Tests for the typed errors and the SF_ENFORCE / SF_THROW macros (core/error.h): the thrown
 // type, the fmt-formatted message, where() naming this file and line, and that the message
-// arguments cost nothing when the condition holds.
+// arguments cost nothing when the condition holds; the last guard that keeps every message one
+// line of at most kMaxErrorChars bytes, UTF-8 intact.
 #include "core/error.h"
 
 #include <gtest/gtest.h>
@@ -90,6 +91,57 @@ TEST(Error, WhereIsEmptyWhenNotGiven) {
   const Error e("message only");
   EXPECT_TRUE(e.where().empty());
   EXPECT_STREQ(e.what(), "message only");
+}
+
+// True if `s` is well-formed UTF-8 (no cut sequence).
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t n = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
+TEST(Error, GuardKeepsAHugeMessageShortWithItsHeadAndTail) {
+  const std::string huge = "strategy file 'x.json': " + std::string(1 << 20, 'v') + " is not a whole number";
+  const Error e(huge);
+  const std::string m = e.what();
+  EXPECT_LE(m.size(), kMaxErrorChars);
+  EXPECT_EQ(m.rfind("strategy file 'x.json': ", 0), 0u) << m;
+  EXPECT_NE(m.find("bytes cut"), std::string::npos) << m;
+  EXPECT_EQ(m.substr(m.size() - 21), "is not a whole number") << m;
+}
+
+TEST(Error, GuardMakesEveryMessageOneLine) {
+  const Error e("name 'a\nb\r\x1b[31m' is\tbad");
+  EXPECT_STREQ(e.what(), "name 'a\\nb\\r\\x1b[31m' is\tbad");
+  // A huge name made of newlines stays one bounded line, also through derived types.
+  const ShapeError s(std::string(1 << 20, '\n'));
+  const std::string m = s.what();
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+  EXPECT_LE(m.size(), kMaxErrorChars);
+}
+
+TEST(Error, GuardNeverSplitsAUtf8Character) {
+  // Every offset of the cut lands on some byte of a multi-byte character at least once.
+  for (size_t pad = 0; pad < 4; ++pad) {
+    std::string text(pad, 'a');
+    for (int i = 0; i < 5000; ++i) text += "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";  // e-acute, euro, emoji
+    const Error e(text);
+    const std::string m = e.what();
+    EXPECT_LE(m.size(), kMaxErrorChars);
+    EXPECT_TRUE(valid_utf8(m)) << "pad " << pad;
+  }
+}
+
+TEST(Error, GuardLeavesAShortMessageAlone) {
+  const std::string exact(kMaxErrorChars, 'x');
+  EXPECT_EQ(std::string(Error(exact).what()), exact);
+  EXPECT_NE(std::string(Error(exact + "y").what()), exact + "y");
 }
 
 }  // namespace
