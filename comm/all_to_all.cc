@@ -6,6 +6,7 @@
 #include "comm/detail/by_reference.h"
 #include "comm/detail/call.h"
 #include "comm/detail/native.h"
+#include "core/brief.h"
 
 namespace sf::comm {
 
@@ -134,7 +135,7 @@ Tensor run(const Tensor& input, const AllToAllOptions& o, const Plan& p, uint32_
     Tensor got = call.recv(from);
     SF_ENFORCE(got.numel() == blk_numel && got.dtype() == input.dtype(), ShapeError,
                "{}: received {} from rank {} where a block {} of {} was expected", call.where(), got.describe(), from,
-               shape_str(blk), dtype_name(input.dtype()));
+               brief_shape(blk), dtype_name(input.dtype()));
     unpack(out, got, blk, p.concat_dim, n, from);
     pool.release(got);
   }

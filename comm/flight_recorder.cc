@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
+
+#include "core/brief.h"
+#include "core/error.h"
 
 namespace sf::comm {
 
@@ -12,9 +16,15 @@ size_t capacity_from_env() {
   const char* v = std::getenv("SF_COMM_FLIGHT_RECORDS");
   if (!v || !*v) return 64;
   char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  return (*end == '\0' && n >= 0) ? static_cast<size_t>(n) : 64;
+  errno = 0;
+  const long long n = std::strtoll(v, &end, 10);
+  SF_ENFORCE(*end == '\0' && errno == 0 && n >= 0 && n <= static_cast<long long>(kMaxFlightRecords), InvalidArgument,
+             "SF_COMM_FLIGHT_RECORDS='{}' is not a whole number in 0 .. {}", brief_text(v, 40), kMaxFlightRecords);
+  return static_cast<size_t>(n);
 }
+
+// A call names a collective and its tensor; a 10,000-dim shape is shown by its head.
+constexpr size_t kMaxCallChars = 200;
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -35,6 +45,7 @@ void FlightRecorder::begin(uint32_t seq, std::string call) {
   if (capacity_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (records_.size() == capacity_) records_.pop_front();
+  if (call.size() > kMaxCallChars) call = brief_text(call, kMaxCallChars);
   records_.push_back({seq, std::move(call), std::chrono::steady_clock::now(), {}, FlightRecord::State::kRunning, {}});
 }
 

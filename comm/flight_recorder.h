@@ -3,13 +3,16 @@
 // collective times out the rank writes this record to stderr, so a hung or diverged job
 // leaves behind, per rank, what every rank was doing (as PyTorch's NCCL flight recorder does).
 //
-// Capacity: SF_COMM_FLIGHT_RECORDS (default 64; 0 turns recording off).
+// Capacity: SF_COMM_FLIGHT_RECORDS (default 64; 0 turns recording off; at most
+// kMaxFlightRecords, so the records a group keeps and the dump a timeout writes stay small).
+// A record's call text is kept brief (core/brief.h), its error is one bounded line.
 //
 // Threading: every member function is thread-safe (a group's collectives may run on the
 // caller's thread and on the group's async worker).
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -29,9 +32,13 @@ struct FlightRecord {
 
 std::string_view state_name(FlightRecord::State s);
 
+// Each record is at most a few hundred bytes: 4096 of them are about 2 MB per group.
+inline constexpr size_t kMaxFlightRecords = 4096;
+
 class FlightRecorder {
  public:
-  // Capacity from SF_COMM_FLIGHT_RECORDS.
+  // Capacity from SF_COMM_FLIGHT_RECORDS; InvalidArgument if it is not a whole number in
+  // 0 .. kMaxFlightRecords.
   FlightRecorder();
   explicit FlightRecorder(size_t capacity) : capacity_(capacity) {}
 

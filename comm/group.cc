@@ -1,9 +1,8 @@
 #include "comm/group.h"
 
-#include <fmt/ranges.h>
-
 #include <set>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::comm {
@@ -93,17 +92,18 @@ Group world_group(std::shared_ptr<Transport> transport) {
 }
 
 Group create_group(std::shared_ptr<Transport> transport, const std::string& name, std::vector<int> ranks) {
-  SF_ENFORCE(transport, InvalidArgument, "create_group('{}'): no transport", name);
+  SF_ENFORCE(transport, InvalidArgument, "create_group('{}'): no transport", brief_text(name, 80));
   SF_ENFORCE(!name.empty(), InvalidArgument, "create_group: the group name is empty");
   SF_ENFORCE(name != kWorldGroupName, InvalidArgument, "create_group('{}'): the name is reserved for the world group",
-             name);
-  SF_ENFORCE(!ranks.empty(), InvalidArgument, "create_group('{}'): the rank list is empty", name);
+             brief_text(name, 80));
+  SF_ENFORCE(!ranks.empty(), InvalidArgument, "create_group('{}'): the rank list is empty", brief_text(name, 80));
   std::set<int> seen;
   for (int r : ranks) {
     SF_ENFORCE(r >= 0 && r < transport->size(), InvalidArgument,
-               "create_group('{}'): rank {} is outside the world of {} ranks", name, r, transport->size());
-    SF_ENFORCE(seen.insert(r).second, InvalidArgument, "create_group('{}'): rank {} is listed twice in [{}]", name, r,
-               fmt::join(ranks, ", "));
+               "create_group('{}'): rank {} is outside the world of {} ranks", brief_text(name, 80), r,
+               transport->size());
+    SF_ENFORCE(seen.insert(r).second, InvalidArgument, "create_group('{}'): rank {} is listed twice in [{}]",
+               brief_text(name, 80), r, brief_list(ranks));
   }
   auto s = std::make_shared<Group::State>();
   s->name = name;
@@ -111,8 +111,8 @@ Group create_group(std::shared_ptr<Transport> transport, const std::string& name
   s->rank = -1;
   for (size_t i = 0; i < s->ranks.size(); ++i)
     if (s->ranks[i] == transport->rank()) s->rank = static_cast<int>(i);
-  SF_ENFORCE(s->rank >= 0, InvalidArgument, "create_group('{}'): this rank {} is not a member of [{}]", name,
-             transport->rank(), fmt::join(s->ranks, ", "));
+  SF_ENFORCE(s->rank >= 0, InvalidArgument, "create_group('{}'): this rank {} is not a member of [{}]",
+             brief_text(name, 80), transport->rank(), brief_list(s->ranks));
   // FNV-1a over the name and the ranks: equal on every member without any message. Id 0 is
   // the world's; a collision with another group's id needs the same 23-bit hash.
   uint64_t h = 1469598103934665603ull;

@@ -5,6 +5,7 @@
 #include "comm/detail/blocks.h"
 #include "comm/detail/call.h"
 #include "comm/detail/neighbor_message.h"
+#include "core/brief.h"
 
 namespace sf::comm {
 
@@ -37,13 +38,13 @@ void validate(const std::vector<Tensor>& inputs, const NeighborExchangeOptions& 
     SF_ENFORCE(inputs[i].defined(), InvalidArgument, "{} (group '{}'): input {} is undefined", kOp, g, i);
     SF_ENFORCE(inputs[i].shape() == o.send_shapes[i], ShapeError,
                "{} (group '{}'): input {} is {} but send_shapes[{}] is {}; they must be equal", kOp, g, i,
-               inputs[i].describe(), i, shape_str(o.send_shapes[i]));
+               inputs[i].describe(), i, brief_shape(o.send_shapes[i]));
   }
   for (size_t j = 0; j < o.recv_rank_ids.size(); ++j) {
     check_peer(o, "recv_rank_ids", j, o.recv_rank_ids[j]);
     for (int64_t d : o.recv_shapes[j])
       SF_ENFORCE(d >= 0, ShapeError, "{} (group '{}'): recv_shapes[{}] = {} has a negative dim", kOp, g, j,
-                 shape_str(o.recv_shapes[j]));
+                 brief_shape(o.recv_shapes[j]));
   }
 }
 

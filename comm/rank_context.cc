@@ -1,7 +1,6 @@
 #include "comm/rank_context.h"
 
-#include <fmt/ranges.h>
-
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::comm {
@@ -42,7 +41,8 @@ Group RankContext::group(const std::string& name) const {
   if (it == groups_.end()) {
     std::vector<std::string> known{kWorldGroupName};
     for (const auto& [n, g] : groups_) known.push_back(n);
-    SF_THROW(NotFound, "group '{}' does not exist on rank {} (known: {})", name, rank(), fmt::join(known, ", "));
+    SF_THROW(NotFound, "group '{}' does not exist on rank {} (known: {})", brief_text(name, 80), rank(),
+             brief_names(known));
   }
   return it->second;
 }
@@ -89,8 +89,8 @@ int get_world_rank_from_group_rank(const std::string& group, int group_rank) {
 int get_group_rank_from_world_rank(int world_rank, const std::string& group) {
   const Group g = current_rank().group(group);
   const int r = g.group_rank_of(world_rank);
-  SF_ENFORCE(r >= 0, InvalidArgument, "group '{}': world rank {} is not a member of [{}]", group, world_rank,
-             fmt::join(g.world_ranks(), ", "));
+  SF_ENFORCE(r >= 0, InvalidArgument, "group '{}': world rank {} is not a member of [{}]", brief_text(group, 80),
+             world_rank, brief_list(g.world_ranks()));
   return r;
 }
 

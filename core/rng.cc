@@ -4,6 +4,8 @@
 #include <numbers>
 #include <string>
 
+#include "core/brief.h"
+
 namespace sf {
 
 namespace {
@@ -56,11 +58,11 @@ void fill_random(Tensor& out, Distribution dist, float a, float b, uint64_t seed
   Shape full = region.full_shape.empty() && region.offset.empty() ? shape : region.full_shape;
   std::vector<int64_t> offset = region.offset.empty() ? std::vector<int64_t>(r, 0) : region.offset;
   SF_ENFORCE(static_cast<int>(full.size()) == r && static_cast<int>(offset.size()) == r, ShapeError,
-             "fill_random: shard {} does not match full shape {}", out.describe(), shape_str(full));
+             "fill_random: shard {} does not match full shape {}", out.describe(), brief_shape(full));
   for (int d = 0; d < r; ++d)
     SF_ENFORCE(offset[d] >= 0 && offset[d] + shape[d] <= full[d], ShapeError,
                "fill_random: shard {} at offset {} exceeds full shape {} in dim {}", out.describe(), offset[d],
-               shape_str(full), d);
+               brief_shape(full), d);
   const auto gstride = strides_of(full);
   std::vector<int64_t> idx(r, 0);
   for (int64_t i = 0; i < out.numel(); ++i) {

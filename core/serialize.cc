@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "core/brief.h"
+
 namespace sf {
 
 TensorHeader header_of(const Tensor& t) { return {kTensorFormatVersion, t.dtype(), t.shape(), t.nbytes()}; }
@@ -67,14 +69,14 @@ TensorHeader decode_header(const void* data, size_t size, size_t* consumed) {
              kTensorFormatVersion);
   uint64_t elements = 1;
   for (int64_t d : h.shape) {
-    SF_ENFORCE(d >= 0, IoError, "tensor header: negative dim in shape {}", shape_str(h.shape));
+    SF_ENFORCE(d >= 0, IoError, "tensor header: negative dim in shape {}", brief_shape(h.shape));
     SF_ENFORCE(!__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements) &&
                    elements <= kMaxTensorBytes,
-               IoError, "tensor header: shape {} exceeds the size limit", shape_str(h.shape));
+               IoError, "tensor header: shape {} exceeds the size limit", brief_shape(h.shape));
   }
   SF_ENFORCE(h.nbytes <= kMaxTensorBytes, IoError, "tensor header: {} bytes exceeds the limit", h.nbytes);
   SF_ENFORCE(h.nbytes == elements * dtype_size(h.dtype), IoError,
-             "tensor header: nbytes {} does not match {}{}", h.nbytes, dtype_name(h.dtype), shape_str(h.shape));
+             "tensor header: nbytes {} does not match {}{}", h.nbytes, dtype_name(h.dtype), brief_shape(h.shape));
   *consumed = off;
   return h;
 }

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/brief.h"
+
 namespace sf {
 
 Tensor::Storage::Storage(size_t n, bool zeroed) : block(detail::StorageCache::global().acquire(n)), size(n) {
@@ -15,7 +17,7 @@ Tensor::Storage::~Storage() { detail::StorageCache::global().release(block); }
 Tensor::Tensor(Shape shape, DType dtype) : Tensor(std::move(shape), dtype, true) {}
 
 Tensor::Tensor(Shape shape, DType dtype, bool zeroed) : shape_(std::move(shape)), dtype_(dtype) {
-  for (int64_t d : shape_) SF_ENFORCE(d >= 0, ShapeError, "tensor shape {} has a negative dim", shape_str(shape_));
+  for (int64_t d : shape_) SF_ENFORCE(d >= 0, ShapeError, "tensor shape {} has a negative dim", brief_shape(shape_));
   numel_ = sf::numel(shape_);
   storage_ = std::make_shared<Storage>(nbytes(), zeroed);
 }
@@ -31,7 +33,7 @@ Tensor Tensor::full(Shape shape, float value) {
 Tensor Tensor::from_vector(Shape shape, const std::vector<float>& values) {
   Tensor t = empty(std::move(shape), DType::kF32);
   SF_ENFORCE(static_cast<int64_t>(values.size()) == t.numel(), ShapeError,
-             "from_vector: {} values do not fill shape {}", values.size(), shape_str(t.shape()));
+             "from_vector: {} values do not fill shape {}", values.size(), brief_shape(t.shape()));
   std::memcpy(t.raw(), values.data(), t.nbytes());
   return t;
 }
@@ -39,7 +41,7 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<float>& values) {
 Tensor Tensor::from_vector(Shape shape, const std::vector<int32_t>& values) {
   Tensor t = empty(std::move(shape), DType::kI32);
   SF_ENFORCE(static_cast<int64_t>(values.size()) == t.numel(), ShapeError,
-             "from_vector: {} values do not fill shape {}", values.size(), shape_str(t.shape()));
+             "from_vector: {} values do not fill shape {}", values.size(), brief_shape(t.shape()));
   std::memcpy(t.raw(), values.data(), t.nbytes());
   return t;
 }
@@ -60,18 +62,18 @@ Tensor Tensor::view(Shape shape) const {
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      SF_ENFORCE(infer < 0, ShapeError, "view {}: more than one -1", shape_str(shape));
+      SF_ENFORCE(infer < 0, ShapeError, "view {}: more than one -1", brief_shape(shape));
       infer = static_cast<int>(i);
     } else {
       known *= shape[i];
     }
   }
   if (infer >= 0) {
-    SF_ENFORCE(known > 0 && numel_ % known == 0, ShapeError, "cannot view {} as {}", describe(), shape_str(shape));
+    SF_ENFORCE(known > 0 && numel_ % known == 0, ShapeError, "cannot view {} as {}", describe(), brief_shape(shape));
     shape[infer] = numel_ / known;
   }
   SF_ENFORCE(sf::numel(shape) == numel_, ShapeError, "cannot view {} as {}: {} elements vs {}", describe(),
-             shape_str(shape), numel_, sf::numel(shape));
+             brief_shape(shape), numel_, sf::numel(shape));
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;

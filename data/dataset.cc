@@ -1,10 +1,10 @@
 #include "data/dataset.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "data/sharding.h"
 #include "data/shuffle.h"
@@ -14,7 +14,7 @@ namespace sf::dataset {
 Dataset::Dataset(std::vector<std::string> names, std::vector<Tensor> columns)
     : names_(std::move(names)), columns_(std::move(columns)) {
   SF_ENFORCE(names_.size() == columns_.size(), InvalidArgument, "Dataset: {} column names ({}) for {} columns",
-             names_.size(), fmt::join(names_, ", "), columns_.size());
+             names_.size(), brief_names(names_), columns_.size());
   for (size_t c = 0; c < columns_.size(); ++c) {
     SF_ENFORCE(std::count(names_.begin(), names_.end(), names_[c]) == 1, InvalidArgument,
                "Dataset: column name '{}' appears more than once", names_[c]);
@@ -94,7 +94,8 @@ int64_t Dataset::get_dataset_size() const {
 
 int Dataset::column_index(const std::string& name) const {
   auto it = std::find(names_.begin(), names_.end(), name);
-  SF_ENFORCE(it != names_.end(), NotFound, "dataset has no column '{}' (columns: {})", name, fmt::join(names_, ", "));
+  SF_ENFORCE(it != names_.end(), NotFound, "dataset has no column '{}' (columns: {})", brief_text(name, 80),
+             brief_names(names_));
   return static_cast<int>(it - names_.begin());
 }
 

@@ -1,9 +1,9 @@
 // Dataset::generator: rows from a user function -> columns of one shard.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cstring>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "data/dataset.h"
 #include "data/sharding.h"
@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kWho = "GeneratorDataset";
 
-std::string describe_row(const Tensor& t) { return fmt::format("{} {}", dtype_name(t.dtype()), shape_str(t.shape())); }
+std::string describe_row(const Tensor& t) { return fmt::format("{} {}", dtype_name(t.dtype()), brief_shape(t.shape())); }
 
 }  // namespace
 
@@ -33,7 +33,7 @@ Dataset Dataset::generator(const RowFn& fn, int64_t num_rows, std::vector<std::s
   for (int64_t j = 0; j < rows; ++j) {
     std::vector<Tensor> row = fn(index[j]);
     SF_ENFORCE(row.size() == ncols, InvalidArgument, "{}: row {} has {} tensors for {} columns ({})", kWho, index[j],
-               row.size(), ncols, fmt::join(column_names, ", "));
+               row.size(), ncols, brief_names(column_names));
     for (size_t c = 0; c < ncols; ++c) {
       const Tensor& t = row[c];
       SF_ENFORCE(t.defined(), InvalidArgument, "{}: column '{}' row {} is an undefined tensor", kWho, column_names[c],

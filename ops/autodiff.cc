@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/op_def.h"
 #include "ops/plan.h"
@@ -12,7 +13,7 @@ std::vector<int> gradients(Graph& g, int loss, const std::vector<int>& wrt) {
   const Node& loss_node = g.node(loss);
   SF_ENFORCE(numel(loss_node.shape) == 1 && loss_node.dtype == DType::kF32, InvalidArgument,
              "gradients: loss {} must be an f32 scalar, got {}{}", node_label(loss_node), dtype_name(loss_node.dtype),
-             shape_str(loss_node.shape));
+             brief_shape(loss_node.shape));
   const int n = loss + 1;  // nodes after the loss cannot influence it
 
   // relevant = depends on some wrt AND the loss depends on it.

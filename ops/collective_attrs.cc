@@ -3,6 +3,7 @@
 #include <array>
 #include <string_view>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf {
@@ -49,7 +50,7 @@ std::vector<Shape> decode_shapes(const Node& n, const std::string& key) {
     Shape s(flat.begin() + static_cast<std::ptrdiff_t>(i), flat.begin() + static_cast<std::ptrdiff_t>(i + rank));
     for (int64_t d : s)
       SF_ENFORCE(d >= 0, InvalidArgument, "{}: attribute '{}' holds shape {} with a negative dim", node_label(n), key,
-                 shape_str(s));
+                 brief_shape(s));
     out.push_back(std::move(s));
     i += static_cast<size_t>(rank);
   }

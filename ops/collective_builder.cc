@@ -1,5 +1,6 @@
 #include "ops/collective_builder.h"
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf {
@@ -42,7 +43,7 @@ std::vector<Value> CollectiveBuilder::neighbor_exchange(const std::vector<Value>
   for (size_t i = 0; i < xs.size(); ++i) {
     SF_ENFORCE(b_.shape(xs[i]) == send_shapes[i], ShapeError,
                "NeighborExchange (group '{}'): input {} has shape {} but send_shapes[{}] is {}", group_.name, i,
-               shape_str(b_.shape(xs[i])), i, shape_str(send_shapes[i]));
+               brief_shape(b_.shape(xs[i])), i, brief_shape(send_shapes[i]));
     flat.push_back(b_.reshape(xs[i], {numel(send_shapes[i])}));
   }
   Value packed = flat.empty() ? b_.fill({0}, 0.0f) : flat.size() == 1 ? flat[0] : b_.concat(flat, 0);

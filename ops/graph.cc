@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/op_def.h"
 
 namespace sf {
 
-std::string node_label(const Node& n) { return fmt::format("{} '{}'", n.op, n.name); }
+std::string node_label(const Node& n) { return fmt::format("{} '{}'", brief_text(n.op, 40), brief_text(n.name, 80)); }
 
 int Graph::add(const std::string& op, std::vector<int> inputs, Attrs attrs, std::string name) {
   const OpDef& def = OpRegistry::global().find(op);

@@ -59,7 +59,8 @@ class Graph {
 // program must fetch for the update to happen.
 std::vector<int> in_place_nodes(const Graph& g);
 
-// "fc1/MatMul 'MatMul'" style label used in error messages: op and node name.
+// "MatMul 'fc1/MatMul'" style label used in error messages: op and node name, each brief
+// (core/brief.h), so a huge or multi-line name cannot swamp the message.
 std::string node_label(const Node& n);
 
 }  // namespace sf

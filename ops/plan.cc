@@ -1,5 +1,6 @@
 #include "ops/plan.h"
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf {
@@ -21,7 +22,7 @@ void check_binding(const Node& n, const Tensor& t) {
   SF_ENFORCE(t.dtype() == n.dtype, InvalidArgument, "{}: expected dtype {}, got {} (tensor {})", node_label(n),
              dtype_name(n.dtype), dtype_name(t.dtype()), t.describe());
   SF_ENFORCE(t.shape() == n.shape, InvalidArgument, "{}: expected shape {}, got {}", node_label(n),
-             shape_str(n.shape), shape_str(t.shape()));
+             brief_shape(n.shape), brief_shape(t.shape()));
 }
 
 }  // namespace sf

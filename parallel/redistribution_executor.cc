@@ -1,5 +1,6 @@
 #include "parallel/redistribution_executor.h"
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "parallel/redistribution/conversion.h"
 #include "parallel/redistribution/layout_edits.h"
@@ -10,7 +11,7 @@ Value apply_redistribution(GraphBuilder& b, const RedistributionPlan& plan, int 
   const Shape local = plan.from.local_shape(plan.shape);
   SF_ENFORCE(b.shape(x) == local, ShapeError,
              "redistribution on rank {}: the input has shape {} but its shard in {} of {} has shape {}", rank,
-             shape_str(b.shape(x)), plan.from.spec(), shape_str(plan.shape), shape_str(local));
+             brief_shape(b.shape(x)), plan.from.spec(), brief_shape(plan.shape), brief_shape(local));
   for (const RedistributionStep& step : plan.steps) x = conversion(step.kind).lower(b, step, plan.shape, rank, x);
   return x;
 }

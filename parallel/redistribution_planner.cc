@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "parallel/mesh_refinement.h"
 #include "parallel/redistribution/conversion.h"
@@ -93,7 +94,7 @@ std::vector<RedistributionStep> search(const TensorLayout& from, const TensorLay
       }
   }
   SF_THROW(InvalidArgument, "{}: no sequence of steps turns {} into {} for shape {}", what, from.str(), to.str(),
-           shape_str(shape));
+           brief_shape(shape));
 }
 
 // Local steps commute, so a run of them becomes one Slice (all new splits) and one Partial

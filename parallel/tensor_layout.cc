@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf {
@@ -64,7 +65,7 @@ Shape TensorLayout::local_shape(const Shape& global) const {
 void TensorLayout::check(const Shape& global, std::string_view what) const {
   SF_ENFORCE(static_cast<int>(global.size()) == dims(), ShapeError,
              "{}: {} has {} dims but the tensor has {} (shape {})", what, spec(), dims(), global.size(),
-             shape_str(global));
+             brief_shape(global));
   for (int d = 0; d < dims(); ++d)
     SF_ENFORCE(global[d] % splits(d) == 0, ShapeError, "{}: {} does not divide dim {} of size {}", what, spec(), d,
                global[d]);

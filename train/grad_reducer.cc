@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/rank_context.h"
+#include "core/brief.h"
 #include "core/error.h"
 #include "parallel/context.h"
 
@@ -49,7 +50,7 @@ const std::vector<Tensor>& DistributedGradReducer::operator()(const std::vector<
     SF_ENFORCE(grads[i].defined() && grads[i].shape() == params_[i].shape() && grads[i].dtype() == DType::kF32,
                ShapeError, "DistributedGradReducer: gradient {} for parameter '{}' of shape {}",
                grads[i].defined() ? grads[i].describe() : "undefined", params_[i].name(),
-               shape_str(params_[i].shape()));
+               brief_shape(params_[i].shape()));
   if (spec_.identity()) {
     reduced_ = grads;
     return reduced_;

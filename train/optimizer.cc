@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::nn {
@@ -16,7 +17,7 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < grads.size(); ++i)
     SF_ENFORCE(grads[i].shape() == params_[i].value().shape(), ShapeError,
                "optimizer: gradient {} for parameter '{}' of shape {}", grads[i].describe(), params_[i].name(),
-               shape_str(params_[i].value().shape()));
+               brief_shape(params_[i].value().shape()));
   ++global_step_;
   for (size_t i = 0; i < grads.size(); ++i) update(i, params_[i].value(), grads[i]);
 }

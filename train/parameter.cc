@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "train/initializer.h"
 
@@ -43,12 +44,13 @@ void Parameter::finalize(const std::string& full_name, uint64_t seed) {
 void Parameter::shard(const std::vector<int64_t>& offset, const Shape& block) {
   if (sharded()) {
     SF_ENFORCE(data_->offset == offset && data_->value.shape() == block, InvalidArgument,
-               "parameter '{}' is already sharded as the block {} at ({}); it cannot also be {} at ({})", name(),
-               shape_str(data_->value.shape()), fmt::join(data_->offset, ","), shape_str(block), fmt::join(offset, ","));
+               "parameter '{}' is already sharded as the block {} at {}; it cannot also be {} at {}",
+               brief_text(name(), 80), brief_shape(data_->value.shape()), brief_ints(data_->offset), brief_shape(block),
+               brief_ints(offset));
     return;
   }
   SF_ENFORCE(data_->initialized, InvalidArgument, "parameter of shape {}: shard() before it is named and initialised",
-             shape_str(data_->shape));
+             brief_shape(data_->shape));
   Tensor t(block);
   initialize(t, data_->init, data_->seed, data_->name, ShardRegion{data_->shape, offset});
   data_->value = std::move(t);

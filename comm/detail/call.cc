@@ -3,7 +3,6 @@
 #include "comm/detail/blocks.h"
 
 #include <algorithm>
-#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <exception>
@@ -11,6 +10,7 @@
 
 #include "comm/buffer_pool.h"
 #include "comm/debug.h"
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::comm::detail {
@@ -180,7 +180,7 @@ void Call::fail_after_timeout(int peer) {
     if (lost[q]) lost_world.push_back(group_.world_rank(q));
   std::string msg = fmt::format(
       "{}: rank {} did not take part within {} ms (this rank waited for rank {}; silent ranks: {})", where(),
-      world_culprit, timeout_.count(), group_.world_rank(peer), fmt::join(lost_world, ", "));
+      world_culprit, timeout_.count(), group_.world_rank(peer), brief_list(lost_world));
   group_.mark_failed(world_culprit, msg);
   error_ = msg;
   group_.flight_recorder().end(seq_, FlightRecord::State::kFailed, msg);

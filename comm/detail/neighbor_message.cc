@@ -3,6 +3,7 @@
 #include <string>
 
 #include "comm/buffer_pool.h"
+#include "core/brief.h"
 
 namespace sf::comm::detail {
 
@@ -19,7 +20,7 @@ Tensor recv_shaped(Call& call, const Group& group, int peer, uint8_t slot, const
   const std::string got_desc = got.describe();
   BufferPool::global().release(got);
   SF_THROW(ShapeError, "{}: {} is rank {}, which sent {} but this rank declared {}{}", call.where(), what,
-           group.world_rank(peer), got_desc, dtype_name(dtype), shape_str(shape));
+           group.world_rank(peer), got_desc, dtype_name(dtype), brief_shape(shape));
 }
 
 }  // namespace sf::comm::detail

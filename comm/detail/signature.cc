@@ -1,10 +1,11 @@
 #include "comm/detail/signature.h"
 
-#include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::comm::detail {
@@ -130,18 +131,23 @@ Signature Signature::decode(const Tensor& t) {
 }
 
 std::string describe_mismatch(const std::vector<Signature>& by_rank, const std::vector<int>& world_ranks) {
-  // Distinct signatures in order of first appearance, each with the ranks that sent it.
-  std::vector<std::pair<const Signature*, std::vector<int>>> kinds;
+  // Distinct signatures in order of first appearance, each with the ranks that sent it; a
+  // hash map keeps this linear in a group of 100,000 ranks that all differ.
+  std::vector<std::pair<std::string, std::vector<int>>> kinds;
+  std::unordered_map<std::string, size_t> kind_of;
   for (size_t g = 0; g < by_rank.size(); ++g) {
-    const std::string text = by_rank[g].describe();
-    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first->describe() == text; });
-    if (it == kinds.end()) kinds.push_back({&by_rank[g], {}}), it = kinds.end() - 1;
-    it->second.push_back(world_ranks[g]);
+    auto [it, added] = kind_of.try_emplace(by_rank[g].describe(), kinds.size());
+    if (added) kinds.push_back({it->first, {}});
+    kinds[it->second].second.push_back(world_ranks[g]);
   }
+  // Bounded: a few kinds, each with a few ranks and its signature briefly (a 100,000-rank
+  // group or a 10,000-dim shape must not make the error line huge).
+  constexpr size_t kKinds = 4;
   std::vector<std::string> parts;
-  for (const auto& [sig, ranks] : kinds)
-    parts.push_back(fmt::format("{} {} called {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "),
-                                sig->describe()));
+  for (size_t k = 0; k < kinds.size() && k < kKinds; ++k)
+    parts.push_back(fmt::format("{} {} called {}", kinds[k].second.size() == 1 ? "rank" : "ranks",
+                                brief_list(kinds[k].second, 4), brief_text(kinds[k].first, 80)));
+  if (kinds.size() > kKinds) parts.push_back(fmt::format("{} more kinds", kinds.size() - kKinds));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 

@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "core/brief.h"
+
 namespace sf::comm::zmq {
 
 namespace {
@@ -182,12 +184,12 @@ Header decode_header(const uint8_t* bytes, size_t n, const HeaderLimits& limits)
     SF_ZMQ_REFUSE(Defect::kOversized, "payload of {} bytes over the limit of {}", h.nbytes, limits.max_payload_bytes);
   uint64_t elements = 1;
   for (int64_t d : h.shape) {
-    if (d < 0) SF_ZMQ_REFUSE(Defect::kHeader, "negative dim in shape {}", shape_str(h.shape));
+    if (d < 0) SF_ZMQ_REFUSE(Defect::kHeader, "negative dim in shape {}", brief_shape(h.shape));
     if (__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements) || elements > (uint64_t{1} << 61))
-      SF_ZMQ_REFUSE(Defect::kByteCount, "shape {} overflows the element count", shape_str(h.shape));
+      SF_ZMQ_REFUSE(Defect::kByteCount, "shape {} overflows the element count", brief_shape(h.shape));
   }
   if (h.nbytes != elements * dtype_size(h.dtype))
-    SF_ZMQ_REFUSE(Defect::kByteCount, "nbytes {} does not match {}{}", h.nbytes, dtype_name(h.dtype), shape_str(h.shape));
+    SF_ZMQ_REFUSE(Defect::kByteCount, "nbytes {} does not match {}{}", h.nbytes, dtype_name(h.dtype), brief_shape(h.shape));
   return h;
 }
 

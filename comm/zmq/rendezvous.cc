@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fmt/ranges.h>
 #include <memory>
 #include <unordered_map>
 
 #include "comm/zmq/header.h"
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::comm::zmq {
@@ -85,7 +85,7 @@ std::vector<std::string> serve(Context& ctx, const JobKey& key, const ZmqJoin& j
       for (int r = 1; r < n; ++r)
         if (rids[r].empty()) missing.push_back(r);
       SF_THROW(Error, "zmq rendezvous at {}: rank(s) {} did not join within {} ms", join.rendezvous,
-               fmt::join(missing, ", "), join.options.connect_timeout.count());
+               brief_list(missing), join.options.connect_timeout.count());
     }
     while (size_t count = recv_parts(s, parts, 2)) {
       const std::string rid(reinterpret_cast<const char*>(parts[0].data()), parts[0].size());

@@ -4,10 +4,10 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <fmt/ranges.h>
 
 #include "comm/zmq/fabric.h"
 #include "comm/zmq/rendezvous.h"
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::comm::zmq {
@@ -56,7 +56,7 @@ std::shared_ptr<Transport> wrap(std::unique_ptr<Fabric> f, const ZmqOptions& o) 
 
 [[noreturn]] void fail_links(int rank, const std::vector<int>& missing, const ZmqOptions& o) {
   SF_THROW(Error, "zmq: rank {} could not link with rank(s) {} within {} ms (lost, or never answered the handshake)",
-           rank, fmt::join(missing, ", "), o.connect_timeout.count());
+           rank, brief_list(missing), o.connect_timeout.count());
 }
 
 std::string getenv_or_throw(const char* name) {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -136,13 +137,13 @@ void per_channel_affine(const BnDims& d, const float* __restrict p, const float*
 
 void check_channel_vector(const Node& n, const Node& v, int64_t c, const char* what) {
   SF_ENFORCE(v.dtype == DType::kF32 && v.shape == Shape{c}, ShapeError, "{}: {} must be f32 ({}), got {}{} ({})",
-             node_label(n), what, c, dtype_name(v.dtype), shape_str(v.shape), v.name);
+             node_label(n), what, c, dtype_name(v.dtype), brief_shape(v.shape), v.name);
 }
 
 void check_x(const Node& n, const Node& x) {
   SF_ENFORCE(x.dtype == DType::kF32 && x.shape.size() >= 2, ShapeError,
              "{}: x must be f32 of rank >= 2 (channels on dim 1), got {}{}", node_label(n), dtype_name(x.dtype),
-             shape_str(x.shape));
+             brief_shape(x.shape));
 }
 
 // ---- BatchNorm(x, gamma, beta, moving_mean, moving_var) ----
@@ -192,8 +193,8 @@ std::vector<int> grad_bn(GradContext& ctx, const Node& fwd, int dout) {
 TypeInfo infer_gamma_grad(const Node& n, const std::vector<const Node*>& in) {
   check_x(n, *in[1]);
   SF_ENFORCE(in[0]->dtype == DType::kF32 && in[0]->shape == in[1]->shape, ShapeError,
-             "{}: dout must be f32 of x's shape {}, got {}{}", node_label(n), shape_str(in[1]->shape),
-             dtype_name(in[0]->dtype), shape_str(in[0]->shape));
+             "{}: dout must be f32 of x's shape {}, got {}{}", node_label(n), brief_shape(in[1]->shape),
+             dtype_name(in[0]->dtype), brief_shape(in[0]->shape));
   const int64_t c = in[1]->shape[1];
   check_channel_vector(n, *in[2], c, "moving_mean");
   check_channel_vector(n, *in[3], c, "moving_var");
@@ -228,8 +229,8 @@ TypeInfo infer_bn_grad(const Node& n, const std::vector<const Node*>& in) {
              in.size(), want, training ? ", dgamma, dbeta" : "", training);
   check_x(n, *in[1]);
   SF_ENFORCE(in[0]->dtype == DType::kF32 && in[0]->shape == in[1]->shape, ShapeError,
-             "{}: dout must be f32 of x's shape {}, got {}{}", node_label(n), shape_str(in[1]->shape),
-             dtype_name(in[0]->dtype), shape_str(in[0]->shape));
+             "{}: dout must be f32 of x's shape {}, got {}{}", node_label(n), brief_shape(in[1]->shape),
+             dtype_name(in[0]->dtype), brief_shape(in[0]->shape));
   const int64_t c = in[1]->shape[1];
   const char* names[] = {"gamma", "moving_mean", "moving_var", "dgamma", "dbeta"};
   for (size_t i = 2; i < want; ++i) check_channel_vector(n, *in[i], c, names[i - 2]);
@@ -285,7 +286,7 @@ TypeInfo infer_update(const Node& n, const std::vector<const Node*>& in) {
              node_label(n), momentum);
   SF_ENFORCE(!updates_variance(n) || d.count() > 1, ShapeError,
              "{}: the unbiased variance needs more than 1 value per channel, x is {}", node_label(n),
-             shape_str(in[1]->shape));
+             brief_shape(in[1]->shape));
   return {in[0]->shape, DType::kF32};
 }
 

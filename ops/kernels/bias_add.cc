@@ -2,6 +2,7 @@
 // that is the last dim). Shapes: x (N, C, ...) of rank >= 2, bias (C,).
 // BiasAddGrad(dout): dbias (C,) = sum of dout over every dim except 1.
 // Both run once per layer per training step, so they are plain loops over contiguous rows.
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -26,10 +27,10 @@ TypeInfo infer_bias_add(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(x.dtype == DType::kF32 && b.dtype == DType::kF32, ShapeError, "{}: inputs must be f32, got {} and {}",
              node_label(n), dtype_name(x.dtype), dtype_name(b.dtype));
   SF_ENFORCE(x.shape.size() >= 2, ShapeError, "{}: x must have rank >= 2 (channels on dim 1), got {}", node_label(n),
-             shape_str(x.shape));
+             brief_shape(x.shape));
   SF_ENFORCE(b.shape.size() == 1 && b.shape[0] == x.shape[1], ShapeError,
              "{}: bias must be 1-D of size x.dim(1) = {}, got bias {} for x {}", node_label(n), x.shape[1],
-             shape_str(b.shape), shape_str(x.shape));
+             brief_shape(b.shape), brief_shape(x.shape));
   return {x.shape, DType::kF32};
 }
 
@@ -54,7 +55,7 @@ TypeInfo infer_bias_add_grad(const Node& n, const std::vector<const Node*>& in) 
   const Node& dout = *in[0];
   SF_ENFORCE(dout.dtype == DType::kF32 && dout.shape.size() >= 2, ShapeError,
              "{}: dout must be f32 of rank >= 2, got {}{}", node_label(n), dtype_name(dout.dtype),
-             shape_str(dout.shape));
+             brief_shape(dout.shape));
   return {{dout.shape[1]}, DType::kF32};
 }
 

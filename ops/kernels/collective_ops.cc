@@ -15,6 +15,7 @@
 //   its concat_dim grows n times. grad: AlltoAll of dout with split_dim and concat_dim swapped.
 #include <string>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/collective_attrs.h"
 #include "ops/kernels/register.h"
@@ -42,7 +43,7 @@ int64_t dim_index(const Node& n, const char* key, const Shape& s) {
   const int64_t r = static_cast<int64_t>(s.size());
   const int64_t d = n.attrs.get_int(key);
   SF_ENFORCE(d >= -r && d < r, ShapeError, "{}: {} = {} is out of range for input shape {}", node_label(n), key, d,
-             shape_str(s));
+             brief_shape(s));
   return d < 0 ? d + r : d;
 }
 
@@ -86,7 +87,7 @@ TypeInfo infer_reduce_scatter(const Node& n, const std::vector<const Node*>& in)
   reduce_op_of(n);
   Shape s = in[0]->shape;
   SF_ENFORCE(!s.empty() && s[0] % g.size == 0, ShapeError,
-             "{}: dim 0 of input {} must be divisible by the size {} of group '{}'", node_label(n), shape_str(s),
+             "{}: dim 0 of input {} must be divisible by the size {} of group '{}'", node_label(n), brief_shape(s),
              g.size, g.name);
   s[0] /= g.size;
   return {s, in[0]->dtype};
@@ -118,7 +119,7 @@ TypeInfo infer_all_to_all(const Node& n, const std::vector<const Node*>& in) {
   const int64_t split = dim_index(n, "split_dim", s), concat = dim_index(n, "concat_dim", s);
   SF_ENFORCE(s[split] % count == 0, ShapeError,
              "{}: split_dim {} of input {} (size {}) is not divisible by split_count {}", node_label(n), split,
-             shape_str(s), s[split], count);
+             brief_shape(s), s[split], count);
   s[split] /= count;
   s[concat] *= count;
   return {s, in[0]->dtype};

@@ -9,6 +9,7 @@
 // range of dout, reshaped back.
 #include <cstring>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -34,7 +35,7 @@ TypeInfo infer_concat(const Node& n, const std::vector<const Node*>& in) {
     bool same = x.shape.size() == first.shape.size();
     for (size_t d = 0; same && d < x.shape.size(); ++d) same = static_cast<int>(d) == axis || x.shape[d] == out[d];
     SF_ENFORCE(same, ShapeError, "{}: input {} has shape {}, input 0 has {}: all dims except axis {} must match",
-               node_label(n), i, shape_str(x.shape), shape_str(first.shape), axis);
+               node_label(n), i, brief_shape(x.shape), brief_shape(first.shape), axis);
     out[axis] += x.shape[axis];
   }
   return {out, first.dtype};

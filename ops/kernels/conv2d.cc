@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -41,9 +42,9 @@ struct ConvGeom {
 
 ConvGeom geometry(const Node& n, const Shape& x, const Shape& w) {
   SF_ENFORCE(x.size() == 4 && w.size() == 4, ShapeError, "{}: x and w must be 4-D (NCHW, OCKhKw), got {} and {}",
-             node_label(n), shape_str(x), shape_str(w));
+             node_label(n), brief_shape(x), brief_shape(w));
   SF_ENFORCE(x[1] == w[1], ShapeError, "{}: x has {} channels, w expects {} (x {}, w {})", node_label(n), x[1], w[1],
-             shape_str(x), shape_str(w));
+             brief_shape(x), brief_shape(w));
   SF_ENFORCE(n.attrs.get_int("dilation", 1) == 1 && n.attrs.get_int("group", 1) == 1, InvalidArgument,
              "{}: only dilation 1 and group 1 are supported, got dilation {} group {}", node_label(n),
              n.attrs.get_int("dilation", 1), n.attrs.get_int("group", 1));
@@ -51,7 +52,7 @@ ConvGeom geometry(const Node& n, const Shape& x, const Shape& w) {
   SF_ENFORCE(g.stride >= 1 && g.pad >= 0, InvalidArgument, "{}: stride must be >= 1 and pad >= 0, got {} and {}",
              node_label(n), g.stride, g.pad);
   SF_ENFORCE(g.kh >= 1 && g.kw >= 1 && g.h + 2 * g.pad >= g.kh && g.w + 2 * g.pad >= g.kw, ShapeError,
-             "{}: kernel {}x{} does not fit input {} with pad {}", node_label(n), g.kh, g.kw, shape_str(x), g.pad);
+             "{}: kernel {}x{} does not fit input {} with pad {}", node_label(n), g.kh, g.kw, brief_shape(x), g.pad);
   g.oh = (g.h + 2 * g.pad - g.kh) / g.stride + 1;
   g.ow = (g.w + 2 * g.pad - g.kw) / g.stride + 1;
   return g;
@@ -62,7 +63,7 @@ Shape output_shape(const ConvGeom& g) { return {g.n, g.o, g.oh, g.ow}; }
 void check_f32(const Node& n, const std::vector<const Node*>& in) {
   for (const Node* i : in)
     SF_ENFORCE(i->dtype == DType::kF32, ShapeError, "{}: inputs must be f32, got {}{} ({})", node_label(n),
-               dtype_name(i->dtype), shape_str(i->shape), i->name);
+               dtype_name(i->dtype), brief_shape(i->shape), i->name);
 }
 
 // [ow_begin, ow_end): the output columns whose tap kj lands inside the image row.
@@ -182,7 +183,7 @@ std::vector<int> grad_conv(GradContext& ctx, const Node& fwd, int dout) {
 
 void check_dout(const Node& n, const ConvGeom& g, const Shape& dout) {
   SF_ENFORCE(dout == output_shape(g), ShapeError, "{}: dout is {}, the convolution's output is {}", node_label(n),
-             shape_str(dout), shape_str(output_shape(g)));
+             brief_shape(dout), brief_shape(output_shape(g)));
 }
 
 TypeInfo infer_backprop_input(const Node& n, const std::vector<const Node*>& in) {

@@ -7,6 +7,7 @@
 // dims, so no index is ever materialised.
 #include <array>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/kernels/row_walk.h"
@@ -26,7 +27,7 @@ Shape broadcast_shape(const Node& n, const Shape& a, const Shape& b) {
     const int64_t da = i + a.size() < r ? 1 : a[i + a.size() - r];
     const int64_t db = i + b.size() < r ? 1 : b[i + b.size() - r];
     SF_ENFORCE(da == db || da == 1 || db == 1, ShapeError, "{}: shapes {} and {} are not broadcastable", node_label(n),
-               shape_str(a), shape_str(b));
+               brief_shape(a), brief_shape(b));
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -90,8 +91,8 @@ void forward_binary(const Node&, const std::vector<Tensor>& in, Tensor& out) {
 
 TypeInfo infer_binary(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(in[0]->dtype == in[1]->dtype, ShapeError, "{}: inputs must have the same dtype, got {}{} and {}{}",
-             node_label(n), dtype_name(in[0]->dtype), shape_str(in[0]->shape), dtype_name(in[1]->dtype),
-             shape_str(in[1]->shape));
+             node_label(n), dtype_name(in[0]->dtype), brief_shape(in[0]->shape), dtype_name(in[1]->dtype),
+             brief_shape(in[1]->shape));
   return {broadcast_shape(n, in[0]->shape, in[1]->shape), in[0]->dtype};
 }
 
@@ -100,8 +101,8 @@ TypeInfo infer_sum_to_shape(const Node& n, const std::vector<const Node*>& in) {
   const Shape& x = in[0]->shape;
   SF_ENFORCE(in[0]->dtype == DType::kF32, ShapeError, "{}: input must be f32", node_label(n));
   SF_ENFORCE(target.size() <= x.size() && broadcast_shape(n, target, x) == x, ShapeError,
-             "{}: cannot sum {} down to {}: the target must broadcast to the input", node_label(n), shape_str(x),
-             shape_str(target));
+             "{}: cannot sum {} down to {}: the target must broadcast to the input", node_label(n), brief_shape(x),
+             brief_shape(target));
   return {target, DType::kF32};
 }
 

@@ -2,6 +2,7 @@
 // the Cast its bprops apply at once (the IR has no bool dtype). Both inputs have one shape.
 // Used by the gradient of AllReduce max/min, which keeps dout where a rank held the extreme.
 // Not differentiable (a step function).
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -12,7 +13,7 @@ namespace {
 TypeInfo infer_equal(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(in[0]->dtype == in[1]->dtype && in[0]->shape == in[1]->shape, ShapeError,
              "{}: inputs must have the same dtype and shape, got {}{} and {}{}", node_label(n),
-             dtype_name(in[0]->dtype), shape_str(in[0]->shape), dtype_name(in[1]->dtype), shape_str(in[1]->shape));
+             dtype_name(in[0]->dtype), brief_shape(in[0]->shape), dtype_name(in[1]->dtype), brief_shape(in[1]->shape));
   return {in[0]->shape, in[0]->dtype};
 }
 

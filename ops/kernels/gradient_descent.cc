@@ -11,6 +11,7 @@
 // Trailing `num_control` inputs only order the update after every other reader of var.
 #include <cblas.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -31,12 +32,12 @@ TypeInfo infer_apply(const Node& n, const std::vector<const Node*>& in) {
   if (n.attrs.has("delta_offset")) {
     const int64_t off = n.attrs.get_int("delta_offset");
     SF_ENFORCE(in[1]->dtype == DType::kF32 && off >= 0 && off + numel(in[0]->shape) <= numel(in[1]->shape), ShapeError,
-               "{}: delta {} has no {} elements at offset {} for var {}", node_label(n), shape_str(in[1]->shape),
-               numel(in[0]->shape), off, shape_str(in[0]->shape));
+               "{}: delta {} has no {} elements at offset {} for var {}", node_label(n), brief_shape(in[1]->shape),
+               numel(in[0]->shape), off, brief_shape(in[0]->shape));
     return {in[0]->shape, DType::kF32};
   }
   SF_ENFORCE(in[1]->shape == in[0]->shape && in[1]->dtype == DType::kF32, ShapeError,
-             "{}: delta {} does not match var {}", node_label(n), shape_str(in[1]->shape), shape_str(in[0]->shape));
+             "{}: delta {} does not match var {}", node_label(n), brief_shape(in[1]->shape), brief_shape(in[0]->shape));
   return {in[0]->shape, DType::kF32};
 }
 
@@ -56,10 +57,10 @@ TypeInfo infer_matmul(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(a.size() == 2 && b.size() == 2 && v.size() == 2, ShapeError, "{}: operands must be 2-D", node_label(n));
   const int64_t m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1], kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
   SF_ENFORCE(ka == kb && v[0] == m && v[1] == nn, ShapeError, "{}: op(a) {} x op(b) {} does not give var {}",
-             node_label(n), shape_str(a), shape_str(b), shape_str(v));
+             node_label(n), brief_shape(a), brief_shape(b), brief_shape(v));
   const int64_t c0 = n.attrs.get_int("col_begin", 0), c1 = n.attrs.get_int("col_end", nn);
   SF_ENFORCE(0 <= c0 && c0 <= c1 && c1 <= nn, InvalidArgument, "{}: columns [{}, {}) out of range for var {}",
-             node_label(n), c0, c1, shape_str(v));
+             node_label(n), c0, c1, brief_shape(v));
   return {v, DType::kF32};
 }
 

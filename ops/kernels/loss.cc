@@ -8,6 +8,7 @@
 // Labels get no gradient. Run once per step over the whole batch: plain row loops.
 #include <cmath>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -18,12 +19,12 @@ namespace {
 void check_logits_labels(const Node& n, const Node& logits, const Node& labels) {
   SF_ENFORCE(logits.dtype == DType::kF32 && logits.shape.size() == 2, ShapeError,
              "{}: logits must be f32 (N, C), got {}{}", node_label(n), dtype_name(logits.dtype),
-             shape_str(logits.shape));
+             brief_shape(logits.shape));
   SF_ENFORCE(labels.dtype == DType::kI32, ShapeError, "{}: labels must be i32, got {}{}", node_label(n),
-             dtype_name(labels.dtype), shape_str(labels.shape));
+             dtype_name(labels.dtype), brief_shape(labels.shape));
   SF_ENFORCE(labels.shape.size() == 1 && labels.shape[0] == logits.shape[0], ShapeError,
              "{}: labels must have shape ({},) to match logits {}, got {}", node_label(n), logits.shape[0],
-             shape_str(logits.shape), shape_str(labels.shape));
+             brief_shape(logits.shape), brief_shape(labels.shape));
 }
 
 // Label of row r, refused unless in [0, classes): a bad label would index out of the row.
@@ -59,7 +60,7 @@ TypeInfo infer_sce_grad(const Node& n, const std::vector<const Node*>& in) {
   check_logits_labels(n, *in[0], *in[1]);
   SF_ENFORCE(in[2]->dtype == DType::kF32 && numel(in[2]->shape) == 1, ShapeError,
              "{}: dout must be an f32 scalar, got {}{}", node_label(n), dtype_name(in[2]->dtype),
-             shape_str(in[2]->shape));
+             brief_shape(in[2]->shape));
   return {in[0]->shape, DType::kF32};
 }
 
@@ -94,11 +95,11 @@ TypeInfo infer_mse(const Node& n, const std::vector<const Node*>& in) {
   const Node& t = *in[1];
   SF_ENFORCE(p.dtype == DType::kF32 && t.dtype == DType::kF32 && p.shape == t.shape, ShapeError,
              "{}: pred and target must be f32 of the same shape, got {}{} and {}{}", node_label(n),
-             dtype_name(p.dtype), shape_str(p.shape), dtype_name(t.dtype), shape_str(t.shape));
+             dtype_name(p.dtype), brief_shape(p.shape), dtype_name(t.dtype), brief_shape(t.shape));
   if (in.size() == 3)
     SF_ENFORCE(in[2]->dtype == DType::kF32 && numel(in[2]->shape) == 1, ShapeError,
                "{}: dout must be an f32 scalar, got {}{}", node_label(n), dtype_name(in[2]->dtype),
-               shape_str(in[2]->shape));
+               brief_shape(in[2]->shape));
   return {in.size() == 3 ? p.shape : Shape{}, DType::kF32};
 }
 

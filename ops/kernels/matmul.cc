@@ -4,6 +4,7 @@
 // with several multi-threaded callers at once.
 #include <cblas.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -18,12 +19,12 @@ struct Dims {
 Dims dims_of(const Node& n, const Shape& a, const Shape& b) {
   const bool ta = n.attrs.get_bool("transpose_a"), tb = n.attrs.get_bool("transpose_b");
   SF_ENFORCE(a.size() == 2 && b.size() == 2, ShapeError, "{}: inputs must be 2-D, got {} and {}", node_label(n),
-             shape_str(a), shape_str(b));
+             brief_shape(a), brief_shape(b));
   const int64_t m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1];
   const int64_t kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
   SF_ENFORCE(ka == kb, ShapeError,
              "{}: inner dimensions differ: {} {} x {} {} (transpose_a={}, transpose_b={})", node_label(n),
-             shape_str(a), ka, shape_str(b), kb, ta, tb);
+             brief_shape(a), ka, brief_shape(b), kb, ta, tb);
   return {m, ka, nn};
 }
 

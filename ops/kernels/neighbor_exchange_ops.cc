@@ -24,6 +24,7 @@
 #include <array>
 #include <string>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/collective_attrs.h"
 #include "ops/kernels/register.h"
@@ -77,7 +78,7 @@ TypeInfo infer_neighbor_exchange(const Node& n, const std::vector<const Node*>& 
   const Shape packed{total_numel(send)};
   SF_ENFORCE(in[0]->shape == packed, ShapeError,
              "{}: the packed input must be {} (every send_shapes entry flattened, in order), got {}", node_label(n),
-             shape_str(packed), shape_str(in[0]->shape));
+             brief_shape(packed), brief_shape(in[0]->shape));
   return {{total_numel(recv)}, dtype_attr(n, "recv_type")};
 }
 
@@ -97,7 +98,7 @@ std::array<std::vector<int64_t>, 2> check_v2_attrs(const Node& n, const Shape& x
   const std::string format = n.attrs.get_str("data_format", "NCHW");
   SF_ENFORCE(format == "NCHW", InvalidArgument, "{}: data_format '{}' is not supported; use 'NCHW'", node_label(n),
              format);
-  SF_ENFORCE(x.size() == 4, ShapeError, "{}: input {} is not 4-D (N, C, H, W)", node_label(n), shape_str(x));
+  SF_ENFORCE(x.size() == 4, ShapeError, "{}: input {} is not 4-D (N, C, H, W)", node_label(n), brief_shape(x));
   check_rank_ids(n, "send_rank_ids", g, 8, true);
   check_rank_ids(n, "recv_rank_ids", g, 8, true);
   std::array<std::vector<int64_t>, 2> lens = {n.attrs.get_ints("send_lens"), n.attrs.get_ints("recv_lens")};
@@ -139,7 +140,7 @@ void check_fits(const Node& n, const char* key, const std::vector<int64_t>& lens
   for (int i = 0; i < 4; ++i)
     SF_ENFORCE(lens[i] <= (i < 2 ? h : w), ShapeError,
                "{}: {}[{}] ({}) = {} is larger than {} = {} of input {}: lengths inconsistent with the shape",
-               node_label(n), key, i, kLenNames[i], lens[i], i < 2 ? "H" : "W", i < 2 ? h : w, shape_str(x));
+               node_label(n), key, i, kLenNames[i], lens[i], i < 2 ? "H" : "W", i < 2 ? h : w, brief_shape(x));
 }
 
 TypeInfo infer_neighbor_exchange_v2(const Node& n, const std::vector<const Node*>& in) {
@@ -170,7 +171,7 @@ TypeInfo infer_neighbor_exchange_v2_grad(const Node& n, const std::vector<const 
   const auto halo = halo_lens(n, "send_rank_ids", send);
   const int64_t h = dy[2] - halo[0] - halo[1], w = dy[3] - halo[2] - halo[3];
   SF_ENFORCE(h >= 0 && w >= 0, ShapeError, "{}: dout {} is smaller than its halos ({}, {}, {}, {})", node_label(n),
-             shape_str(dy), halo[0], halo[1], halo[2], halo[3]);
+             brief_shape(dy), halo[0], halo[1], halo[2], halo[3]);
   const Shape x{dy[0], dy[1], h, w};
   check_fits(n, "recv_lens", recv, h, w, x);
   return {x, DType::kF32};

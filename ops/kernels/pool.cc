@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -35,7 +36,7 @@ struct PoolGeom {
 };
 
 PoolGeom geometry(const Node& n, const Shape& x) {
-  SF_ENFORCE(x.size() == 4, ShapeError, "{}: x must be 4-D (NCHW), got {}", node_label(n), shape_str(x));
+  SF_ENFORCE(x.size() == 4, ShapeError, "{}: x must be 4-D (NCHW), got {}", node_label(n), brief_shape(x));
   PoolGeom g{};
   g.planes = x[0] * x[1];
   g.h = x[2];
@@ -47,7 +48,7 @@ PoolGeom geometry(const Node& n, const Shape& x) {
              "{}: need kernel >= 1, stride >= 1, 0 <= pad <= kernel / 2; got kernel {} stride {} pad {}",
              node_label(n), g.k, g.stride, g.pad);
   SF_ENFORCE(g.h + 2 * g.pad >= g.k && g.w + 2 * g.pad >= g.k, ShapeError,
-             "{}: kernel {} does not fit input {} with pad {}", node_label(n), g.k, shape_str(x), g.pad);
+             "{}: kernel {} does not fit input {} with pad {}", node_label(n), g.k, brief_shape(x), g.pad);
   g.oh = (g.h + 2 * g.pad - g.k) / g.stride + 1;
   g.ow = (g.w + 2 * g.pad - g.k) / g.stride + 1;
   return g;
@@ -57,7 +58,7 @@ Shape pooled_shape(const Shape& x, const PoolGeom& g) { return {x[0], x[1], g.oh
 
 void check_f32(const Node& n, const Node& v, const char* what) {
   SF_ENFORCE(v.dtype == DType::kF32, ShapeError, "{}: {} must be f32, got {}{}", node_label(n), what,
-             dtype_name(v.dtype), shape_str(v.shape));
+             dtype_name(v.dtype), brief_shape(v.shape));
 }
 
 TypeInfo infer_pool(const Node& n, const std::vector<const Node*>& in) {
@@ -132,7 +133,7 @@ TypeInfo infer_max_grad(const Node& n, const std::vector<const Node*>& in) {
   check_f32(n, *in[1], "x");
   const Shape want = pooled_shape(in[1]->shape, geometry(n, in[1]->shape));
   SF_ENFORCE(in[0]->shape == want, ShapeError, "{}: dout is {}, the pooled x {} is {}", node_label(n),
-             shape_str(in[0]->shape), shape_str(in[1]->shape), shape_str(want));
+             brief_shape(in[0]->shape), brief_shape(in[1]->shape), brief_shape(want));
   return {in[1]->shape, DType::kF32};
 }
 
@@ -157,7 +158,7 @@ TypeInfo infer_avg_grad(const Node& n, const std::vector<const Node*>& in) {
   const Shape x = n.attrs.get_ints("input_size");
   const Shape want = pooled_shape(x, geometry(n, x));
   SF_ENFORCE(in[0]->shape == want, ShapeError, "{}: dout is {}, the pooled input_size {} is {}", node_label(n),
-             shape_str(in[0]->shape), shape_str(x), shape_str(want));
+             brief_shape(in[0]->shape), brief_shape(x), brief_shape(want));
   return {x, DType::kF32};
 }
 

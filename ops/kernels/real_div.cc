@@ -1,6 +1,7 @@
 // RealDiv(a, b): a / b element-wise, f32, both inputs of one shape — MindSpore's RealDiv
 // without broadcasting. Used by the gradient of AllReduce prod (AllReduce(dout * out) / x).
 // grad: da = dout / b, db = -dout * out / b (out = a / b is the node itself).
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -11,7 +12,7 @@ namespace {
 TypeInfo infer_real_div(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(in[0]->dtype == DType::kF32 && in[1]->dtype == DType::kF32 && in[0]->shape == in[1]->shape, ShapeError,
              "{}: inputs must be f32 of the same shape, got {}{} and {}{}", node_label(n), dtype_name(in[0]->dtype),
-             shape_str(in[0]->shape), dtype_name(in[1]->dtype), shape_str(in[1]->shape));
+             brief_shape(in[0]->shape), dtype_name(in[1]->dtype), brief_shape(in[1]->shape));
   return {in[0]->shape, DType::kF32};
 }
 

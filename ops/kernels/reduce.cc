@@ -9,6 +9,7 @@
 #include <array>
 #include <variant>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/kernels/row_walk.h"
@@ -44,9 +45,9 @@ Reduction reduction_of(const Node& n, const Shape& in) {
   Reduction red;
   std::array<bool, kMaxRank>& is_reduced = red.is_reduced;
   for (int64_t a : axes) {
-    SF_ENFORCE(a >= -r && a < r, ShapeError, "{}: axis {} out of range for input {}", node_label(n), a, shape_str(in));
+    SF_ENFORCE(a >= -r && a < r, ShapeError, "{}: axis {} out of range for input {}", node_label(n), a, brief_shape(in));
     const int64_t d = a < 0 ? a + r : a;
-    SF_ENFORCE(!is_reduced[d], ShapeError, "{}: axis {} listed twice in {}", node_label(n), d, shape_str(axes));
+    SF_ENFORCE(!is_reduced[d], ShapeError, "{}: axis {} listed twice in {}", node_label(n), d, brief_shape(axes));
     is_reduced[d] = true;
   }
   if (axes.empty()) is_reduced.fill(true);
@@ -77,7 +78,7 @@ Shape reduced_shape(const Node& n, const Shape& in) {
 
 TypeInfo infer_reduce(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(in[0]->dtype == DType::kF32, ShapeError, "{}: input must be f32, got {}{}", node_label(n),
-             dtype_name(in[0]->dtype), shape_str(in[0]->shape));
+             dtype_name(in[0]->dtype), brief_shape(in[0]->shape));
   return {reduced_shape(n, in[0]->shape), DType::kF32};
 }
 
@@ -114,8 +115,8 @@ TypeInfo infer_broadcast_to(const Node& n, const std::vector<const Node*>& in) {
   const Shape full = n.attrs.get_ints("shape");
   const Shape want = reduced_shape(n, full);
   SF_ENFORCE(in[0]->dtype == DType::kF32 && in[0]->shape == want, ShapeError,
-             "{}: input must be f32{} (the reduction of {}), got {}{}", node_label(n), shape_str(want),
-             shape_str(full), dtype_name(in[0]->dtype), shape_str(in[0]->shape));
+             "{}: input must be f32{} (the reduction of {}), got {}{}", node_label(n), brief_shape(want),
+             brief_shape(full), dtype_name(in[0]->dtype), brief_shape(in[0]->shape));
   return {full, DType::kF32};
 }
 

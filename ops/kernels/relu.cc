@@ -1,6 +1,7 @@
 // ReLU: out = max(x, 0). ReluGrad(dout, y): dx = dout where y > 0, else 0, with y the ReLU
 // output (the forward node itself, so the backward pass needs no copy of x).
 // Both run once per layer per training step: flat loops the compiler vectorises.
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -10,7 +11,7 @@ namespace sf {
 namespace {
 TypeInfo infer_relu(const Node& n, const std::vector<const Node*>& in) {
   SF_ENFORCE(in[0]->dtype == DType::kF32, ShapeError, "{}: input must be f32, got {}{}", node_label(n),
-             dtype_name(in[0]->dtype), shape_str(in[0]->shape));
+             dtype_name(in[0]->dtype), brief_shape(in[0]->shape));
   return {in[0]->shape, DType::kF32};
 }
 
@@ -26,7 +27,7 @@ TypeInfo infer_relu_grad(const Node& n, const std::vector<const Node*>& in) {
   const Node& y = *in[1];
   SF_ENFORCE(dout.dtype == DType::kF32 && y.dtype == DType::kF32 && dout.shape == y.shape, ShapeError,
              "{}: dout and y must be f32 of the same shape, got {}{} and {}{}", node_label(n), dtype_name(dout.dtype),
-             shape_str(dout.shape), dtype_name(y.dtype), shape_str(y.shape));
+             brief_shape(dout.shape), dtype_name(y.dtype), brief_shape(y.shape));
   return {y.shape, DType::kF32};
 }
 

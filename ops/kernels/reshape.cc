@@ -1,6 +1,7 @@
 // Flatten: (N, d1, d2, ...) -> (N, d1*d2*...). Reshape(x) attr `shape`: any shape with the
 // same number of elements, one dim may be -1 (inferred). Elements keep their row-major order,
 // so both kernels are one memcpy; the gradient is a Reshape back to the input shape.
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/op_def.h"
@@ -23,20 +24,20 @@ TypeInfo infer_reshape(const Node& n, const std::vector<const Node*>& in) {
   int64_t known = 1;
   for (size_t i = 0; i < to.size(); ++i) {
     if (to[i] == -1) {
-      SF_ENFORCE(infer_at < 0, ShapeError, "{}: shape {} has more than one -1", node_label(n), shape_str(to));
+      SF_ENFORCE(infer_at < 0, ShapeError, "{}: shape {} has more than one -1", node_label(n), brief_shape(to));
       infer_at = static_cast<int>(i);
     } else {
-      SF_ENFORCE(to[i] >= 0, ShapeError, "{}: shape {} has a negative dim", node_label(n), shape_str(to));
+      SF_ENFORCE(to[i] >= 0, ShapeError, "{}: shape {} has a negative dim", node_label(n), brief_shape(to));
       known *= to[i];
     }
   }
   if (infer_at >= 0) {
     SF_ENFORCE(known > 0 && numel(from) % known == 0, ShapeError, "{}: cannot reshape {} to {}", node_label(n),
-               shape_str(from), shape_str(to));
+               brief_shape(from), brief_shape(to));
     to[infer_at] = numel(from) / known;
   }
   SF_ENFORCE(numel(to) == numel(from), ShapeError, "{}: cannot reshape {} ({} elements) to {} ({} elements)",
-             node_label(n), shape_str(from), numel(from), shape_str(to), numel(to));
+             node_label(n), brief_shape(from), numel(from), brief_shape(to), numel(to));
   return {to, in[0]->dtype};
 }
 

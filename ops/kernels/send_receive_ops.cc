@@ -14,6 +14,7 @@
 //   is zero, computed from the Send's token so that fetching it runs the Send.
 #include <string>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/collective_attrs.h"
 #include "ops/kernels/register.h"
@@ -55,7 +56,7 @@ TypeInfo infer_receive(const Node& n, const std::vector<const Node*>&) {
   check_peer(n, "src_rank");
   const Shape s = n.attrs.get_ints("shape");
   for (int64_t d : s)
-    SF_ENFORCE(d >= 0, ShapeError, "{}: shape {} has a negative dim", node_label(n), shape_str(s));
+    SF_ENFORCE(d >= 0, ShapeError, "{}: shape {} has a negative dim", node_label(n), brief_shape(s));
   return {s, dtype_attr(n, "dtype")};
 }
 

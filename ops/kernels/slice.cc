@@ -8,6 +8,7 @@
 #include <array>
 #include <variant>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/kernels/register.h"
 #include "ops/kernels/row_walk.h"
@@ -45,7 +46,7 @@ SliceSpec slice_spec(const Node& n, const Shape& in) {
                  begin.size() <= in.size(),
              ShapeError,
              "{}: begin {}, end {} and strides {} must have the same length, at most the rank of x {}",
-             node_label(n), shape_str(begin), shape_str(end), shape_str(strides), shape_str(in));
+             node_label(n), brief_shape(begin), brief_shape(end), brief_shape(strides), brief_shape(in));
   SliceSpec s;
   s.rank = static_cast<int>(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
@@ -117,8 +118,8 @@ TypeInfo infer_slice_grad(const Node& n, const std::vector<const Node*>& in) {
   const Shape full = n.attrs.get_ints("shape");
   const Shape sliced = slice_spec(n, full).shape();
   SF_ENFORCE(in[0]->dtype == DType::kF32 && in[0]->shape == sliced, ShapeError,
-             "{}: dout must be f32{} (the slice of {}), got {}{}", node_label(n), shape_str(sliced), shape_str(full),
-             dtype_name(in[0]->dtype), shape_str(in[0]->shape));
+             "{}: dout must be f32{} (the slice of {}), got {}{}", node_label(n), brief_shape(sliced), brief_shape(full),
+             dtype_name(in[0]->dtype), brief_shape(in[0]->shape));
   return {full, DType::kF32};
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "ops/builder.h"
 #include "parallel/redistribution_executor.h"
@@ -42,7 +43,7 @@ class Lowering {
     const ShardingRule& rule = *find_sharding_rule(n.op);
     Value y = rule.lower ? rule.lower(b_, n, local, in) : b_.op(n.op, in, n.attrs, n.name);
     SF_ENFORCE(b_.shape(y) == local, ShapeError, "{} on rank {}: the local op gives shape {}, its layout {} asks for {}",
-               node_label(n), rank_, shape_str(b_.shape(y)), s.output.str(), shape_str(local));
+               node_label(n), rank_, brief_shape(b_.shape(y)), s.output.str(), brief_shape(local));
     if (s.scale != 1.0f) {
       b_.push_scope(n.name);
       y = b_.mul(y, b_.fill({}, s.scale));

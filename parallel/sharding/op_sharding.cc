@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "parallel/sharding/sharding_rule.h"
 
@@ -121,7 +122,7 @@ TensorLayout out_layout(const std::string& what, const OpStrategy& s, const Shap
   const TensorStrategy& o = s.out[0];
   SF_ENFORCE(o.dims() == static_cast<int>(shape.size()), InvalidArgument,
              "{}: out_strategy {} has {} dims but the output has {} (shape {})", what, o.str(), o.dims(), shape.size(),
-             shape_str(shape));
+             brief_shape(shape));
   const std::string ctx = what + " out_strategy";
   TensorLayout l = o.is_layout() ? o.layout().fit_to(devices, ctx) : strategy_to_layout(o.tuple(), devices, ctx);
   l.check(shape, ctx);
@@ -159,7 +160,7 @@ OpSharding shard_op(const Node& node, const std::vector<Shape>& inputs, const st
   for (size_t i = 0; i < inputs.size(); ++i) {
     SF_ENFORCE(s.in[i].dims() == static_cast<int>(inputs[i].size()), InvalidArgument,
                "{}: in_strategy entry {} {} has {} dims but input {} has {} (shape {})", what, i, s.in[i].str(),
-               s.in[i].dims(), i, inputs[i].size(), shape_str(inputs[i]));
+               s.in[i].dims(), i, inputs[i].size(), brief_shape(inputs[i]));
     (s.in[i].is_layout() ? layouts : tuples) = true;
   }
   SF_ENFORCE(!(layouts && tuples), InvalidArgument,
