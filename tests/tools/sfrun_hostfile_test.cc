@@ -82,5 +82,24 @@ TEST(SfrunHostfile, TooManyLinesAreRefused) {
   EXPECT_THAT(error_of(text + "a\n"), HasSubstr("hosts: more than 65536 lines"));
 }
 
+// A line of 1 MB (a host name, a key, a value) is named by its head: the error stays one line
+// under 400 bytes and still says FILE:LINE and the rule.
+TEST(SfrunHostfile, AHugeLineGivesAShortOneLineError) {
+  const std::string mb(1 << 20, 'x');
+  for (const std::string& text : {"a\n" + mb + "=1\n", "a slots=" + mb + "\n", "a " + mb + "\n", "a\na " + mb + "=2\n",
+                                  "a\n" + mb + "\n" + mb + "\n"}) {
+    const std::string m = error_of(text);
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+    EXPECT_LT(m.size(), 400u) << m;
+    EXPECT_THAT(m, testing::MatchesRegex("hosts:[0-9]: .*(host|key|slots|twice|whole).*")) << m;
+    EXPECT_THAT(m, HasSubstr("more bytes")) << m;
+  }
+}
+
+TEST(SfrunHostfile, AHostNameWithControlCharactersStaysOneLine) {
+  const std::string m = error_of("a\xff\x1b[2J\na\xff\x1b[2J\n");
+  EXPECT_THAT(m, HasSubstr("host 'a\\xff\\x1b[2J' is listed twice")) << m;
+}
+
 }  // namespace
 }  // namespace sf::sfrun

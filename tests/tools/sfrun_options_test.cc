@@ -73,5 +73,18 @@ TEST(SfrunOptions, HelpIsNotAnError) {
   EXPECT_THAT(usage(), HasSubstr("Usage: sfrun -n N [options] [--] PROGRAM ARGS..."));
 }
 
+// An argument of 1 MB (CLI11 quotes it in its error) gives one short line.
+TEST(SfrunOptions, AHugeArgumentGivesAShortOneLineError) {
+  const std::string mb(1 << 20, 'v');
+  for (const auto& args : {std::vector<std::string>{"-n", mb, "--", "p"},
+                           std::vector<std::string>{"-n", "2", "--transport", mb + "\n", "--", "p"},
+                           std::vector<std::string>{"-n", "2", "--job-id", "a/" + mb, "--", "p"}}) {
+    const std::string m = error_of(args);
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+    EXPECT_LT(m.size(), 400u) << m;
+    EXPECT_THAT(m, HasSubstr("more bytes")) << m;
+  }
+}
+
 }  // namespace
 }  // namespace sf::sfrun

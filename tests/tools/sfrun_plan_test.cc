@@ -102,5 +102,19 @@ TEST(SfrunPlan, FormatShowsEveryRank) {
   EXPECT_THAT(text, HasSubstr("rank 2 -> host b local rank 0 of 1\n"));
 }
 
+// 65536 hosts with too few slots in all: the first hosts and a count, on one short line.
+TEST(SfrunPlan, TooFewSlotsOverManyHostsIsOneShortLine) {
+  std::vector<HostEntry> hosts;
+  for (int i = 0; i < 65536; ++i) hosts.push_back({std::string("h").append(std::to_string(i)), 1, "", i + 1});  // not "h" + s: GCC 12 -Wrestrict
+  try {
+    make_plan(opts(100000), hosts, kNoneLocal);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    const std::string m = e.what();
+    EXPECT_LT(m.size(), 400u) << m;
+    EXPECT_THAT(m, HasSubstr("offers only 65536 (h0 1, h1 1, h2 1, h3 1, h4 1, h5 1, h6 1, h7 1, ... 65528 more hosts)"));
+  }
+}
+
 }  // namespace
 }  // namespace sf::sfrun

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::sfrun {
@@ -44,7 +45,7 @@ std::string resolve_ipv4(const std::string& host, const std::string& what) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  SF_ENFORCE(rc == 0 && res, InvalidArgument, "{} '{}' does not resolve to an IPv4 address: {}", what, host,
+  SF_ENFORCE(rc == 0 && res, InvalidArgument, "{} '{}' does not resolve to an IPv4 address: {}", what, brief_text(host, 80),
              gai_strerror(rc));
   char text[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, text, sizeof(text));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::sfrun {
@@ -48,7 +49,7 @@ void check_values(Options& o) {
   SF_ENFORCE(!o.nproc_per_node || *o.nproc_per_node >= 1, InvalidArgument,
              "--nproc-per-node {}: must be at least 1", *o.nproc_per_node);
   SF_ENFORCE(o.transport == "zmq" || o.transport == "mpi", InvalidArgument,
-             "--transport {}: must be zmq or mpi", o.transport);
+             "--transport {}: must be zmq or mpi", brief_text(o.transport, 40));
   SF_ENFORCE(!o.timeout || *o.timeout > 0, InvalidArgument, "--timeout {}: must be a positive number of seconds",
              *o.timeout);
   SF_ENFORCE(!o.master_port || (*o.master_port >= 1 && *o.master_port <= 65535), InvalidArgument,
@@ -57,7 +58,7 @@ void check_values(Options& o) {
   SF_ENFORCE(o.probe_timeout > 0, InvalidArgument, "--probe-timeout {}: must be positive", o.probe_timeout);
   SF_ENFORCE(!o.log_dir.empty(), InvalidArgument, "--log-dir: must not be empty");
   SF_ENFORCE(o.job_id.find('/') == std::string::npos && o.job_id != "." && o.job_id != "..", InvalidArgument,
-             "--job-id '{}': must be a plain name (no '/')", o.job_id);
+             "--job-id '{}': must be a plain name (no '/')", brief_text(o.job_id, 80));
   if (!o.command.empty() && o.command.front() == "--") o.command.erase(o.command.begin());
   SF_ENFORCE(!o.command.empty(), InvalidArgument, "no program given: sfrun -n N [options] -- PROGRAM ARGS...");
 }
@@ -73,7 +74,7 @@ Options parse_options(const std::vector<std::string>& args) {
   } catch (const CLI::CallForHelp&) {
     throw HelpRequested();
   } catch (const CLI::ParseError& e) {
-    SF_THROW(InvalidArgument, "{}", e.what());
+    SF_THROW(InvalidArgument, "{}", brief_text(e.what(), 300));  // it may quote a huge argument
   }
   o.command = app->remaining();
   check_values(o);

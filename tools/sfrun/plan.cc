@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "tools/sfrun/local_host.h"
 
@@ -18,9 +19,13 @@ std::string Plan::rendezvous() const { return fmt::format("tcp://{}:{}", master_
 
 namespace {
 
+// "a 2, b 4": the first hosts of a hostfile of up to 65536 and how many more.
 std::string slots_list(const std::vector<HostEntry>& hosts) {
+  constexpr size_t kShown = 8;
   std::string out;
-  for (const auto& h : hosts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", h.host, h.slots);
+  for (size_t i = 0; i < hosts.size() && i < kShown; ++i)
+    out += fmt::format("{}{} {}", i ? ", " : "", brief_text(hosts[i].host, 40), hosts[i].slots);
+  if (hosts.size() > kShown) out += fmt::format(", ... {} more hosts", hosts.size() - kShown);
   return out;
 }
 
@@ -53,7 +58,7 @@ Plan make_plan(const Options& o, const std::vector<HostEntry>& entries, const Is
   if (next < o.n) {
     int offered = 0;
     for (const auto& e : hosts) offered += std::min(e.slots, cap);
-    SF_THROW(InvalidArgument, "-n {} needs {} slots, but {} offers only {} ({}{})", o.n, o.n, o.hostfile, offered,
+    SF_THROW(InvalidArgument, "-n {} needs {} slots, but {} offers only {} ({}{})", o.n, o.n, brief_text(o.hostfile, 160), offered,
              slots_list(hosts), o.nproc_per_node ? fmt::format("; at most {} per host", cap) : "");
   }
   const HostPlan& first = p.hosts.front();

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/brief.h"
 #include "core/error.h"
 #include "tools/sfrun/port.h"
 #include "tools/sfrun/process.h"
@@ -52,7 +53,7 @@ std::string resolve_local_program(const std::string& name, const std::string& cw
   if (name.find('/') != std::string::npos) {
     const std::string path = absolute(name, cwd);
     const std::string why = executable_problem(path);
-    SF_ENFORCE(why.empty(), InvalidArgument, "PROGRAM {}: {}", name, why);
+    SF_ENFORCE(why.empty(), InvalidArgument, "PROGRAM {}: {}", brief_text(name, 160), why);
     return path;
   }
   const char* env = std::getenv("PATH");
@@ -61,7 +62,7 @@ std::string resolve_local_program(const std::string& name, const std::string& cw
     const std::string path = absolute((dir.empty() ? "." : dir) + "/" + name, cwd);
     if (executable_problem(path).empty()) return path;
   }
-  SF_THROW(InvalidArgument, "PROGRAM {}: no executable of that name in PATH", name);
+  SF_THROW(InvalidArgument, "PROGRAM {}: no executable of that name in PATH", brief_text(name, 160));
 }
 
 Programs preflight(const Plan& plan, const Options& o, const std::string& cwd) {
@@ -104,21 +105,22 @@ Programs preflight(const Plan& plan, const Options& o, const std::string& cwd) {
   for (size_t i = 0; i < results.size(); ++i) {
     const HostPlan& h = *probed[i];
     const Captured& r = results[i];
-    const std::string via = agent_words(o.agent, h.host);
+    const std::string host = brief_text(h.host, 60);
+    const std::string via = brief_text(agent_words(o.agent, h.host), 100);
     if (r.timed_out) {
       problems.push_back(
-          fmt::format("host {} is not reachable: `{}` did not answer within {} s", h.host, via, o.probe_timeout));
+          fmt::format("host {} is not reachable: `{}` did not answer within {} s", host, via, o.probe_timeout));
     } else if (r.out.find("@sfrun-probe missing-program") != std::string::npos) {
-      problems.push_back(fmt::format("PROGRAM {}: not an executable on host {}", progs.remote, h.host));
+      problems.push_back(fmt::format("PROGRAM {}: not an executable on host {}", brief_text(progs.remote, 100), host));
     } else if (r.out.find("@sfrun-probe port-in-use") != std::string::npos) {
       problems.push_back(
-          fmt::format("rendezvous: port {} on {} (host {}) is in use{}", plan.master_port, plan.master_addr, h.host,
+          fmt::format("rendezvous: port {} on {} (host {}) is in use{}", plan.master_port, plan.master_addr, host,
                       port_origin));
     } else if (r.out.find("@sfrun-probe ok") == std::string::npos) {
-      const std::string said = tail_lines(r.err);
+      const std::string said = brief_text(tail_lines(r.err), 160);
       // An agent that took the command line for a program name did not run it in a shell.
       const bool no_shell = r.err.find("exec sh -c") != std::string::npos;
-      problems.push_back(fmt::format("host {} is not reachable: `{}` {}{}{}", h.host, via, describe_status(r.status),
+      problems.push_back(fmt::format("host {} is not reachable: `{}` {}{}{}", host, via, describe_status(r.status),
                                      said.empty() ? "" : ": " + said,
                                      no_shell ? " (the agent must run its last argument as a shell command line, "
                                                 "as `ssh HOST` and `ip netns exec NS sh -c` do)"
@@ -126,9 +128,13 @@ Programs preflight(const Plan& plan, const Options& o, const std::string& cwd) {
     }
   }
   if (problems.empty()) return progs;
-  std::string msg = problems.size() == 1 ? problems.front() : fmt::format("{} problems:", problems.size());
-  if (problems.size() > 1)
-    for (const auto& p : problems) msg += "\n  " + p;
+  if (problems.size() == 1) SF_THROW(InvalidArgument, "{}", problems.front());
+  // One line however many hosts failed: the first problems, each brief, and a count.
+  constexpr size_t kShown = 3;
+  std::string msg = fmt::format("{} problems:", problems.size());
+  for (size_t i = 0; i < problems.size() && i < kShown; ++i)
+    msg += fmt::format("{} ({}) {}", i ? ";" : "", i + 1, brief_text(problems[i], 100));
+  if (problems.size() > kShown) msg += fmt::format("; ... {} more", problems.size() - kShown);
   SF_THROW(InvalidArgument, "{}", msg);
 }
 

@@ -1,5 +1,6 @@
 #include "tools/sfrun/shell.h"
 
+#include "core/brief.h"
 #include "core/error.h"
 
 namespace sf::sfrun {
@@ -30,7 +31,7 @@ std::vector<std::string> split_words(const std::string& text) {
     const char c = text[i];
     if (c == '\'' || c == '"') {
       const size_t end = text.find(c, i + 1);
-      SF_ENFORCE(end != std::string::npos, InvalidArgument, "--agent '{}': unterminated {} quote", text, c);
+      SF_ENFORCE(end != std::string::npos, InvalidArgument, "--agent '{}': unterminated {} quote", brief_text(text, 120), c);
       cur += text.substr(i + 1, end - i - 1);
       in_word = true;
       i = end;
