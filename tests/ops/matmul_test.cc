@@ -1,5 +1,5 @@
 // MatMul: values against a naive triple loop, gradients for all four transpose combinations,
-// and the error for mismatched inner dimensions.
+// and the errors for mismatched inner dimensions and for huge shapes and names.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -66,6 +66,27 @@ TEST(MatMul, InnerDimensionMismatchNamesNodeAndShapes) {
               ::testing::ThrowsMessage<ShapeError>(::testing::AllOf(
                   ::testing::HasSubstr("fc1/MatMul"), ::testing::HasSubstr("(32, 784)"),
                   ::testing::HasSubstr("(512, 700)"))));
+}
+
+// A 10,000-dim input and a 1 MB node name with newlines: the error is one line under 400
+// bytes that still names the op, the node (by its head) and the rule, with the shape's head.
+TEST(MatMul, AHugeShapeAndNameGiveAShortOneLineError) {
+  Graph g;
+  GraphBuilder gb(g);
+  Value a = gb.input("x", Shape(10000, 1)), b = gb.parameter("w", {4, 4});
+  std::string name;
+  while (name.size() < (1u << 20)) name += "fc\n";
+  try {
+    gb.op("MatMul", {a, b}, {}, name);
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+    EXPECT_LT(m.size(), 400u) << m;
+    EXPECT_THAT(m, ::testing::StartsWith("MatMul 'fc\\nfc\\n")) << m;
+    EXPECT_THAT(m, ::testing::HasSubstr("inputs must be 2-D, got (1, 1, 1, 1, 1, 1, 1, 1, ... 9992 more) and (4, 4)"))
+        << m;
+  }
 }
 
 }  // namespace
