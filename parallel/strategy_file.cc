@@ -183,7 +183,8 @@ StrategyTable load_strategy_file(const std::string& path) {
       if (depth > kMaxStrategyFileDepth) too_deep = true;
       return !too_deep;  // false discards the value: parsing goes on without building it
     });
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number no double holds (1e400).
     SF_THROW(InvalidArgument, "{}: not JSON: {}", file.str(), brief_text(e.what(), 200));
   }
   SF_ENFORCE(!too_deep, InvalidArgument, "{}: JSON nested more than {} levels deep", file.str(), kMaxStrategyFileDepth);

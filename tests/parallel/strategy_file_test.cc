@@ -138,6 +138,9 @@ std::string refusal(const std::string& name, const std::string& text) {
 TEST(StrategyFile, BadFilesAreRefusedNamingTheFileTheOpAndTheRule) {
   const std::string p = temp_path("");
   EXPECT_THAT(refusal("not_json.json", "{\"strategies\": {"), HasSubstr("strategy file '" + p + "not_json.json': not JSON"));
+  // A number no double holds is nlohmann's out_of_range, not a parse_error: refused alike.
+  EXPECT_THAT(refusal("huge_number.json", "{\"strategies\": {}, \"x\": 1e400}"),
+              HasSubstr("strategy file '" + p + "huge_number.json': not JSON"));
   EXPECT_THAT(refusal("no_table.json", "[1, 2]"),
               HasSubstr("strategy file '" + p + "no_table.json': expected an object {\"version\": 1, \"strategies\""));
   EXPECT_THAT(refusal("version.json", R"({"version": 2, "strategies": {}})"),
