@@ -51,7 +51,9 @@ const Reference& one_device() {
 class ManualParallelEquivalence : public ::testing::TestWithParam<std::tuple<Wire, int>> {};
 
 TEST_P(ManualParallelEquivalence, ModelTrainMatchesOneDeviceWithIdenticalParametersOnEveryRank) {
-  const auto [wire, n] = GetParam();
+  // Copies, not a structured binding: clang 14 cannot capture bindings in a lambda.
+  const Wire wire = std::get<0>(GetParam());
+  const int n = std::get<1>(GetParam());
   const Reference& ref = one_device();
   ParallelContextGuard ctx({.parallel_mode = ParallelMode::kHybridParallel, .gradients_mean = true});
   std::vector<std::vector<float>> losses(n);
