@@ -113,6 +113,7 @@ TEST(JobSpec, InconsistenciesAreRefusedNamingTheCulprit) {
                  "backend inproc joins only the ranks of one process, but Slurm started this process as rank 1 of 2");
   expect_refused({"--devices", "2", "--backend", "mpi"}, {}, "backend mpi needs a job started by mpirun");
   expect_refused({"--comm-timeout", "0"}, {}, "--comm-timeout 0");
+  expect_refused({"--comm-timeout", "1e300"}, {}, "--comm-timeout 1e300");  // overflowed milliseconds
 }
 
 TEST(JobSpec, ConsumeTakesOnlyTheCommArguments) {
