@@ -252,7 +252,10 @@ void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
   im.shared.busy.store(1, std::memory_order_release);
   // The driver runs next() and done() on a worker thread between steps: no thread hand-off
   // between consecutive steps, which on these machines costs tens of microseconds each.
-  auto driver = im.sys.spawn([&im, &next, &done](caf::event_based_actor* self) -> caf::behavior {
+  // The runtime is passed as a spawn argument, not captured: CAF 0.17 keeps an actor's empty
+  // argument list as a null shared_ptr and binds a reference through it (UBSan reports it).
+  auto body = [&next, &done](caf::event_based_actor* self, Impl* runtime) -> caf::behavior {
+    Impl& im = *runtime;
     return {[&im, &next, &done, self, first = true](StepDoneMsg) mutable {
       try {
         if (!first) done(im.shared.results);
@@ -271,7 +274,8 @@ void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
         im.shared.fail(std::current_exception());  // next(), done() or validate(): their own errors
       }
     }};
-  });
+  };
+  auto driver = im.sys.spawn(body, &im);
   im.shared.on_step_done = [driver] { caf::anon_send(driver, StepDoneMsg{}); };
   caf::anon_send(driver, StepDoneMsg{});
   im.shared.wait_caller();
