@@ -62,6 +62,9 @@ TEST(SfrunOptions, RefusesBadValues) {
   EXPECT_THAT(error_of({"-n", "2", "--"}), HasSubstr("no program given"));
   EXPECT_THAT(error_of({"-n", "2", "--transport", "tcp", "p"}), HasSubstr("--transport tcp: must be zmq or mpi"));
   EXPECT_THAT(error_of({"-n", "2", "--timeout", "0", "p"}), HasSubstr("--timeout 0"));
+  // Seconds beyond 1e7 would overflow their conversion to milliseconds.
+  EXPECT_THAT(error_of({"-n", "2", "--grace", "1e300", "p"}), HasSubstr("--grace 1e+300: must be in 0..10000000"));
+  EXPECT_THAT(error_of({"-n", "2", "--probe-timeout", "inf", "p"}), HasSubstr("--probe-timeout inf"));
   EXPECT_THAT(error_of({"-n", "2", "--master-port", "70000", "p"}), HasSubstr("--master-port 70000"));
   EXPECT_THAT(error_of({"-n", "2", "--nproc-per-node", "0", "p"}), HasSubstr("--nproc-per-node 0"));
   EXPECT_THAT(error_of({"-n", "2", "--job-id", "a/b", "p"}), HasSubstr("--job-id 'a/b'"));

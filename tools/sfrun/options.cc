@@ -44,18 +44,25 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   return app;
 }
 
+// The longest duration in seconds (about 116 days, as for the ranks' --comm-timeout): sfrun
+// turns --grace and --probe-timeout into milliseconds and deadlines, which a larger value (or
+// inf) would overflow.
+constexpr double kMaxSeconds = 1e7;
+
 void check_values(Options& o) {
   SF_ENFORCE(o.n >= 1, InvalidArgument, "-n {}: a job needs at least one rank", o.n);
   SF_ENFORCE(!o.nproc_per_node || *o.nproc_per_node >= 1, InvalidArgument,
              "--nproc-per-node {}: must be at least 1", *o.nproc_per_node);
   SF_ENFORCE(o.transport == "zmq" || o.transport == "mpi", InvalidArgument,
              "--transport {}: must be zmq or mpi", brief_text(o.transport, 40));
-  SF_ENFORCE(!o.timeout || *o.timeout > 0, InvalidArgument, "--timeout {}: must be a positive number of seconds",
-             *o.timeout);
+  SF_ENFORCE(!o.timeout || (*o.timeout > 0 && *o.timeout <= kMaxSeconds), InvalidArgument,
+             "--timeout {}: must be a positive number of seconds, at most {}", *o.timeout, kMaxSeconds);
   SF_ENFORCE(!o.master_port || (*o.master_port >= 1 && *o.master_port <= 65535), InvalidArgument,
              "--master-port {}: must be in 1..65535", *o.master_port);
-  SF_ENFORCE(o.grace >= 0, InvalidArgument, "--grace {}: must not be negative", o.grace);
-  SF_ENFORCE(o.probe_timeout > 0, InvalidArgument, "--probe-timeout {}: must be positive", o.probe_timeout);
+  SF_ENFORCE(o.grace >= 0 && o.grace <= kMaxSeconds, InvalidArgument, "--grace {}: must be in 0..{} seconds", o.grace,
+             kMaxSeconds);
+  SF_ENFORCE(o.probe_timeout > 0 && o.probe_timeout <= kMaxSeconds, InvalidArgument,
+             "--probe-timeout {}: must be positive, at most {} seconds", o.probe_timeout, kMaxSeconds);
   SF_ENFORCE(!o.log_dir.empty(), InvalidArgument, "--log-dir: must not be empty");
   SF_ENFORCE(o.job_id.find('/') == std::string::npos && o.job_id != "." && o.job_id != "..", InvalidArgument,
              "--job-id '{}': must be a plain name (no '/')", brief_text(o.job_id, 80));
