@@ -6,6 +6,10 @@ function(sf_layer name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/shardflow>)
   target_link_libraries(${name} PUBLIC ${ARGN})
+  if(SHARDFLOW_SANITIZE)
+    # A program linking a sanitized library needs the sanitizer's runtime, installed ones too.
+    target_link_options(${name} INTERFACE -fsanitize=${SHARDFLOW_SANITIZE})
+  endif()
   set_target_properties(${name} PROPERTIES EXPORT_NAME ${name})
   install(TARGETS ${name} EXPORT shardflowTargets
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

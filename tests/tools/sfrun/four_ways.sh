@@ -15,7 +15,7 @@ args=(--batch-size 256)
   { show "$work/devices.out"; fail "8 virtual devices"; }
 "$SFRUN" -n 4 --log-dir "$logs" --job-id "zmq$id" -- "$MANUAL_PARALLEL" "${args[@]}" >"$work/sfrun.out" 2>&1 ||
   { show "$work/sfrun.out"; fail "sfrun -n 4"; }
-"$MPIRUN" --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader -np 4 \
+"$MPIRUN" --oversubscribe --allow-run-as-root --mca pml ob1 --mca btl self,vader ${MPIRUN_EXTRA:-} -np 4 \
   --output-filename "$work/mpi" "$MANUAL_PARALLEL" "${args[@]}" >"$work/mpi.out" 2>&1 ||
   { show "$work/mpi.out"; fail "mpirun -np 4"; }
 runs=("$work/devices/1/rank.0/stdout" "$logs/zmq$id/rank.0/stdout" "$work/mpi/1/rank.0/stdout")

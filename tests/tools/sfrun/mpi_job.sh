@@ -3,7 +3,7 @@
 source "$TEST_DIR/lib.sh"
 mpirun=${MPIRUN:-mpirun}
 command -v "$mpirun" >/dev/null || skip "no mpirun"
-args="--oversubscribe --mca pml ob1 --mca btl self,vader"
+args="--oversubscribe --mca pml ob1 --mca btl self,vader ${MPIRUN_EXTRA:-}"
 job=mpi$id
 rc=0
 "$SFRUN" -n 3 --transport mpi --mpirun "$mpirun" --mpirun-args "$args" --tee --log-dir "$logs" --job-id "$job" -- \
