@@ -4,8 +4,7 @@
 
 namespace sf::nn {
 
-Dense::Dense(int64_t in, int64_t out, const std::string& weight_init, const std::string& bias_init, bool has_bias)
-    : in_(in), out_(out) {
+Dense::Dense(int64_t in, int64_t out, const std::string& weight_init, const std::string& bias_init, bool has_bias) {
   weight_ = register_parameter("weight", {out, in}, weight_init);
   if (has_bias)  // the bias's fan-in is the weight's
     bias_ = register_parameter("bias", {out}, bias_init == "dense_bias" ? fmt::format("dense_bias:{}", in) : bias_init);

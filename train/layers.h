@@ -18,7 +18,6 @@ class Dense : public Cell {
   Parameter& bias() { return bias_; }
 
  private:
-  int64_t in_, out_;
   Parameter weight_, bias_;
 };
 

@@ -38,7 +38,7 @@ constexpr int kLibnbcRing = 1;
 }  // namespace
 
 Collectives::Collectives(MPI_Comm comm, int rank, int size, int tag_ub)
-    : parent_(comm), rank_(rank), size_(size), tag_ub_(tag_ub) {
+    : parent_(comm), rank_(rank), tag_ub_(tag_ub) {
   Key world{0, {}};
   for (int r = 0; r < size; ++r) world.second.push_back(r);
   MPI_Comm_dup(comm, &groups_[world].comm);

@@ -131,7 +131,7 @@ class Collectives {
                   MPI_Request* req);
 
   MPI_Comm parent_;
-  int rank_, size_, tag_ub_;
+  int rank_, tag_ub_;
   std::map<Key, GroupComm> groups_;
   std::map<Key, std::set<int>> wants_;  // rank 0: who has asked for each communicator
   int32_t next_grant_ = 0;              // rank 0

@@ -20,8 +20,7 @@ namespace {
 
 class Lowering {
  public:
-  Lowering(const Graph& global, const GraphSharding& s, int rank, LocalGraph& out)
-      : g_(global), s_(s), rank_(rank), out_(out), b_(out.graph) {}
+  Lowering(const GraphSharding& s, int rank, LocalGraph& out) : s_(s), rank_(rank), out_(out), b_(out.graph) {}
 
   void source(const Node& n) {
     const TensorLayout& layout = s_.at(n.id).layout;
@@ -76,7 +75,6 @@ class Lowering {
     TensorLayout layout;
     Value value;
   };
-  const Graph& g_;
   const GraphSharding& s_;
   int rank_;
   LocalGraph& out_;
@@ -92,7 +90,7 @@ LocalGraph build_local_graph(const Graph& global, const GraphSharding& sharding,
   LocalGraph out;
   out.rank = rank;
   out.value.assign(global.size(), -1);
-  Lowering lowering(global, sharding, rank, out);
+  Lowering lowering(sharding, rank, out);
   for (int id : sharding.nodes) {
     const Node& n = global.node(id);
     if (sharding.at(id).op)
