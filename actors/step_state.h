@@ -1,7 +1,8 @@
 // State shared by the op actors of one Runtime and the thread that calls run(): the bound
 // source tensors, the fetched results, the count of fetches still to come in the current
-// step, and the first error (typed, core/error_context.h). Actors count `remaining` down; the last delivery either wakes
-// the waiting caller or, inside a run_steps() loop, tells the driver actor.
+// step, and the first error (typed, core/error_context.h). Actors count `remaining` down; the
+// last delivery either wakes the waiting caller or, inside a run_steps() loop, tells the
+// driver actor.
 #pragma once
 
 #include <atomic>

@@ -4,6 +4,7 @@
 
 #include <new>
 #include <string_view>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -17,6 +18,19 @@ std::string prefixed(const std::string& context, const char* what) {
   return fmt::format("{}: {}", context, what);
 }
 
+// `x` again as its own type T with the context in its message; `e` itself when the message
+// already names the context. T's constructor takes (message, where), PeerLost's the rank first.
+template <class T>
+std::exception_ptr same_type(const std::exception_ptr& e, const T& x, const std::string& context) {
+  const std::string m = prefixed(context, x.what());
+  if (m.empty()) return e;
+  if constexpr (std::is_same_v<T, PeerLost>) {
+    return std::make_exception_ptr(PeerLost(x.rank(), m, x.where()));
+  } else {
+    return std::make_exception_ptr(T(m, x.where()));
+  }
+}
+
 }  // namespace
 
 std::exception_ptr with_context(std::exception_ptr e, const std::string& context) {
@@ -25,23 +39,17 @@ std::exception_ptr with_context(std::exception_ptr e, const std::string& context
   try {
     std::rethrow_exception(e);
   } catch (const PeerLost& x) {
-    const std::string m = prefixed(context, x.what());
-    return m.empty() ? e : std::make_exception_ptr(PeerLost(x.rank(), m, x.where()));
+    return same_type(e, x, context);
   } catch (const ShapeError& x) {
-    const std::string m = prefixed(context, x.what());
-    return m.empty() ? e : std::make_exception_ptr(ShapeError(m, x.where()));
+    return same_type(e, x, context);
   } catch (const NotFound& x) {
-    const std::string m = prefixed(context, x.what());
-    return m.empty() ? e : std::make_exception_ptr(NotFound(m, x.where()));
+    return same_type(e, x, context);
   } catch (const InvalidArgument& x) {
-    const std::string m = prefixed(context, x.what());
-    return m.empty() ? e : std::make_exception_ptr(InvalidArgument(m, x.where()));
+    return same_type(e, x, context);
   } catch (const IoError& x) {
-    const std::string m = prefixed(context, x.what());
-    return m.empty() ? e : std::make_exception_ptr(IoError(m, x.where()));
+    return same_type(e, x, context);
   } catch (const Error& x) {
-    const std::string m = prefixed(context, x.what());
-    return m.empty() ? e : std::make_exception_ptr(Error(m, x.where()));
+    return same_type(e, x, context);
   } catch (const std::bad_alloc&) {
     return std::make_exception_ptr(Error(fmt::format("{}: out of memory", context)));
   } catch (const std::exception& x) {
