@@ -50,6 +50,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cli_checks.h"
 #include "comm/comm.h"
 #include "comm/mpi/transport.h"
 #include "comm/zmq/transport.h"
@@ -356,17 +357,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"inproc", "zmq", "mpi"}));
   app.add_option("--zmq-scheme", zmq_scheme, "zmq sockets: tcp (127.0.0.1) or ipc")->check(CLI::IsMember({"tcp", "ipc"}));
   app.add_option("--ranks", cfg.ranks, "virtual ranks for inproc (mpi: must match mpirun -np if given)")
-      ->check(CLI::PositiveNumber);
+      ->check(sf::cli::kPositive);
   app.add_option("--op", ops, "allreduce, allgather, reducescatter, broadcast, alltoall: one, a comma list or all");
   app.add_option("--algorithm", algorithm, "force an algorithm (comm/algorithm.h names) instead of the table's")
       ->check(CLI::IsMember({"auto", "ring", "recursive_doubling", "binomial_tree", "pairwise", "native", "by_reference"}));
   app.add_option("--sizes", sizes, "comma-separated byte sizes, K/M/G = KiB/MiB/GiB");
   app.add_option("--budget", cfg.budget, "seconds of timed calls per size (approximately)")
-      ->check(CLI::PositiveNumber);
+      ->check(sf::cli::kPositive);
   app.add_option("--warmup", cfg.warmup, "warm-up calls per size (0: 10 below 8 MiB, else 3)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--min-iters", cfg.min_iters)->check(CLI::PositiveNumber);
-  app.add_option("--max-iters", cfg.max_iters)->check(CLI::PositiveNumber);
+      ->check(sf::cli::kNonNegative);
+  app.add_option("--min-iters", cfg.min_iters)->check(sf::cli::kPositive);
+  app.add_option("--max-iters", cfg.max_iters)->check(sf::cli::kPositive);
   CLI11_PARSE(app, argc, argv);
   try {
     constexpr Op kAll[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll};

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cli_checks.h"
 #include "comm/barrier.h"
 #include "comm/bootstrap/init.h"
 #include "comm/rank_context.h"
@@ -141,8 +142,8 @@ int main(int argc, char** argv) {
     int64_t n = 4096;
     int reps = 5;
     CLI::App app{"Sharded MatMul on virtual devices against one whole sgemm"};
-    app.add_option("--n", n, "M = K = N")->check(CLI::PositiveNumber);
-    app.add_option("--reps", reps, "timed runs per strategy (the median is reported)")->check(CLI::PositiveNumber);
+    app.add_option("--n", n, "M = K = N")->check(sf::cli::kPositive);
+    app.add_option("--reps", reps, "timed runs per strategy (the median is reported)")->check(sf::cli::kPositive);
     CLI11_PARSE(app, n_args, args.data());
     const int devices = sf::comm::job().size;
 

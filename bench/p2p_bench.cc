@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cli_checks.h"
 #include "comm/buffer_pool.h"
 #include "comm/zmq/transport.h"
 
@@ -197,9 +198,9 @@ int main(int argc, char** argv) {
   app.add_option("--zmq-scheme", cfg.scheme, "zmq rendezvous and lanes: tcp or ipc")->check(CLI::IsMember({"tcp", "ipc"}));
   app.add_option("--sizes", sizes, "comma-separated message sizes, K/M/G = KiB/MiB/GiB");
   app.add_option("--port", cfg.port, "loopback port for the pair or the rendezvous");
-  app.add_option("--budget", cfg.budget, "seconds of timed round trips per size")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", cfg.warmup)->check(CLI::NonNegativeNumber);
-  app.add_option("--min-iters", cfg.min_iters)->check(CLI::PositiveNumber);
+  app.add_option("--budget", cfg.budget, "seconds of timed round trips per size")->check(sf::cli::kPositive);
+  app.add_option("--warmup", cfg.warmup)->check(sf::cli::kNonNegative);
+  app.add_option("--min-iters", cfg.min_iters)->check(sf::cli::kPositive);
   CLI11_PARSE(app, argc, argv);
   for (size_t b = 0, e; b <= sizes.size(); b = e + 1) {
     e = sizes.find(',', b);

@@ -21,6 +21,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "core/cli_checks.h"
 #include "ops/blas.h"
 #include "shardflow.h"
 
@@ -81,10 +82,10 @@ int main(int argc, char** argv) {
     sf::comm::init(argc, argv);
     Options o;
     CLI::App app{"shardflow data-parallel MLP training benchmark"};
-    app.add_option("--batch", o.batch, "rows per rank per step")->check(CLI::PositiveNumber);
-    app.add_option("--epochs", o.epochs)->check(CLI::PositiveNumber);
+    app.add_option("--batch", o.batch, "rows per rank per step")->check(sf::cli::kPositive);
+    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
     app.add_option("--bucket-bytes", o.bucket_bytes, "gradient bucket size (default: the context's)");
-    app.add_option("--reps", o.reps)->check(CLI::PositiveNumber);
+    app.add_option("--reps", o.reps)->check(sf::cli::kPositive);
     app.add_flag("--unfused", o.unfused, "SGD update without GEMM fusion, as under data parallel (1 rank)");
     app.add_option("--trace", o.trace, "write rank 0's Chrome trace of the last repetition");
     app.add_option("--data-dir", o.data_dir);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "core/cli_checks.h"
 #include "ops/blas.h"
 #include "ops/op_def.h"
 #include "shardflow.h"
@@ -85,15 +86,15 @@ int main(int argc, char** argv) {
   bool overhead = false;
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   CLI::App app{"shardflow MLP training benchmark"};
-  app.add_option("--batch", batch)->check(CLI::PositiveNumber);
-  app.add_option("--threads", threads)->check(CLI::PositiveNumber);
-  app.add_option("--epochs", epochs)->check(CLI::PositiveNumber);
-  app.add_option("--splits", splits, "row blocks per batch (0 = one per thread)")->check(CLI::NonNegativeNumber);
-  app.add_option("--reps", reps)->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch)->check(sf::cli::kPositive);
+  app.add_option("--threads", threads)->check(sf::cli::kPositive);
+  app.add_option("--epochs", epochs)->check(sf::cli::kPositive);
+  app.add_option("--splits", splits, "row blocks per batch (0 = one per thread)")->check(sf::cli::kNonNegative);
+  app.add_option("--reps", reps)->check(sf::cli::kPositive);
   app.add_option("--data-dir", data_dir);
   app.add_flag("--overhead", overhead, "measure the per-firing overhead of a no-op graph instead");
-  app.add_option("--ops", ops)->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps)->check(CLI::PositiveNumber);
+  app.add_option("--ops", ops)->check(sf::cli::kPositive);
+  app.add_option("--steps", steps)->check(sf::cli::kPositive);
   CLI11_PARSE(app, argc, argv);
   try {
     if (overhead) {

@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "core/cli_checks.h"
 #include "examples/seed002_net.h"
 #include "shardflow.h"
 #include "train/network_plan.h"
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
     app.add_option("--save-strategy-file", o.save_strategy_file, "write the strategies the search chose to this JSON file");
     app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per rank "
                                            "its memory and the bytes each collective moves per step")
-        ->check(CLI::PositiveNumber);
+        ->check(sf::cli::kPositive);
     CLI11_PARSE(app, argc, argv);
 
     // Parallel mode is fully automatic parallelism, the strategy search is strategy propagation.

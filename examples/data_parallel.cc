@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "core/cli_checks.h"
 #include "shardflow.h"
 
 namespace {
@@ -121,10 +122,10 @@ int main(int argc, char** argv) {
     app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
     app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
         ->check(CLI::IsMember({"functional", "model"}));
-    app.add_option("--epochs", o.epochs)->check(CLI::PositiveNumber);
-    app.add_option("--batch", o.batch, "batch size per device")->check(CLI::PositiveNumber);
-    app.add_option("--lr", o.lr)->check(CLI::PositiveNumber);
-    app.add_option("--print-every", o.print_every)->check(CLI::PositiveNumber);
+    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
+    app.add_option("--batch", o.batch, "batch size per device")->check(sf::cli::kPositive);
+    app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
+    app.add_option("--print-every", o.print_every)->check(sf::cli::kPositive);
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
     CLI11_PARSE(app, argc, argv);
     ds::Dataset::check_mnist(o.data_dir, "train");

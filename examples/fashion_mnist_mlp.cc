@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/cli_checks.h"
 #include "ops/blas.h"
 #include "shardflow.h"
 
@@ -70,13 +71,13 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Train the seed MLP on Fashion-MNIST with shardflow's actor runtime"};
   app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
-  app.add_option("--epochs", o.epochs, "epochs")->check(CLI::PositiveNumber);
-  app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--lr", o.lr, "learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", o.epochs, "epochs")->check(sf::cli::kPositive);
+  app.add_option("--batch", o.batch, "batch size")->check(sf::cli::kPositive);
+  app.add_option("--lr", o.lr, "learning rate")->check(sf::cli::kPositive);
   app.add_option("--optimizer", o.optimizer, "sgd, momentum or adam");
-  app.add_option("--threads", o.threads, "actor worker threads")->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "actor worker threads")->check(sf::cli::kPositive);
   app.add_option("--seed", o.seed, "seed of initialisation and shuffling");
-  app.add_option("--print-every", o.print_every, "print the loss every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--print-every", o.print_every, "print the loss every N steps")->check(sf::cli::kPositive);
   app.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the last program's actor events");
   app.add_option("--dump-ir", o.dump_ir, "write the training graph's IR");
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "save a checkpoint after each epoch");

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "core/cli_checks.h"
 #include "shardflow.h"
 
 namespace {
@@ -99,9 +100,9 @@ int main(int argc, char** argv) {
     Options o;
     CLI::App app{"Manual (hand-written) data parallel training of seed 000's network on Fashion-MNIST"};
     app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
-    app.add_option("--epochs", o.epochs)->check(CLI::PositiveNumber);
+    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
     app.add_option("--batch-size", o.batch_size, "the whole batch, sliced over the devices")
-        ->check(CLI::PositiveNumber);
+        ->check(sf::cli::kPositive);
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
     CLI11_PARSE(app, argc, argv);
 

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "core/cli_checks.h"
 #include "ops/blas.h"
 #include "shardflow.h"
 #include "train/network_plan.h"
@@ -186,17 +187,17 @@ int main(int argc, char** argv) {
     app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
     app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
         ->check(CLI::IsMember({"functional", "model"}));
-    app.add_option("--epochs", o.epochs)->check(CLI::PositiveNumber);
+    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
     app.add_option("--steps", o.steps, "stop each epoch after this many steps (0: all; functional loop)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--print-every", o.print_every)->check(CLI::PositiveNumber);
+        ->check(sf::cli::kNonNegative);
+    app.add_option("--print-every", o.print_every)->check(sf::cli::kPositive);
     app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
     app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
     app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
     app.add_option("--save-strategy-file", o.save_strategy_file, "write the strategies used to this JSON file");
     app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per rank "
                                            "its memory and the bytes each collective moves per step")
-        ->check(CLI::PositiveNumber);
+        ->check(sf::cli::kPositive);
     CLI11_PARSE(app, argc, argv);
     SF_ENFORCE(o.api == "functional" || o.steps == 0, InvalidArgument, "--steps needs --api functional");
 

@@ -11,9 +11,11 @@
 // The loss of a step is the sum of its micro-batches' losses (MindSpore's PipelineCell). After
 // training, every rank evaluates the whole network on the test set with the stages' parameters.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
 
+#include "core/cli_checks.h"
 #include "examples/seed003_net.h"
 #include "shardflow.h"
 
@@ -49,7 +51,8 @@ int main(int argc, char** argv) {
     app.add_option("--scheduler", o.scheduler, "gpipe, 1f1b, zb_h1");
     app.add_option("--batch", o.batch, "rows per step (all micro-batches, all data-parallel replicas)");
     app.add_option("--steps", o.steps, "training steps (the first batch x steps training images)");
-    app.add_option("--eval-rows", o.eval_rows, "test images to evaluate on");
+    app.add_option("--eval-rows", o.eval_rows, "test images to evaluate on (in batches of up to 250)")
+        ->check(sf::cli::kPositive);
     app.add_option("--print-every", o.print_every, "steps between loss lines");
     app.add_option("--timeline", o.timeline, "write the last step's measured timeline (JSON, for sfviz show)");
     app.add_option("--data-dir", o.data_dir, "Fashion-MNIST IDX files");
@@ -62,7 +65,8 @@ int main(int argc, char** argv) {
                                    .pipeline_scheduler = o.scheduler,
                                    .pipeline_interleave = o.interleave});
     const ds::Dataset train = create_dataset(o, "train", o.batch * o.steps, o.batch);
-    const ds::Dataset test = create_dataset(o, "test", o.eval_rows, 250);
+    // Fewer rows than one batch of 250 make one smaller batch, not an empty evaluation set.
+    const ds::Dataset test = create_dataset(o, "test", o.eval_rows, std::min<int64_t>(250, o.eval_rows));
     sf::comm::init(spec);
     sf::comm::run_ranks([&] {
       const int rank = sf::comm::get_rank();

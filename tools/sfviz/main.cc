@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli_checks.h"
 #include "core/error.h"
 #include "core/text_file.h"
 #include "pipeline/render_html.h"
@@ -109,11 +110,11 @@ int run(int argc, char** argv) {
                                    "A schedule in text form: one line of actions per stage (docs/pipeline.md)");
   by_name->excludes(by_file);
   plan->add_option("--stages", stages, "p, the number of stages (taken from the file with --schedule-file)")
-      ->check(CLI::PositiveNumber);
+      ->check(sf::cli::kPositive);
   plan->add_option("--micro-batches", micro_batches, "m, micro-batches per step")
       ->required()
-      ->check(CLI::PositiveNumber);
-  plan->add_option("--chunks", chunks, "v, model chunks per stage (interleaved_1f1b)")->check(CLI::PositiveNumber);
+      ->check(sf::cli::kPositive);
+  plan->add_option("--chunks", chunks, "v, model chunks per stage (interleaved_1f1b)")->check(sf::cli::kPositive);
   plan->add_option("--costs", costs, "Durations F,B,W[,TRANSFER] in simulator units (default 1,1,1)");
   plan->add_option("--timeline", timeline_out, "Write the planned timeline as JSON");
   add_outputs(*plan, plan_out);
