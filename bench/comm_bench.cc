@@ -50,10 +50,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/cli_checks.h"
-#include "comm/comm.h"
-#include "comm/mpi/transport.h"
-#include "comm/zmq/transport.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/mpi/transport.h>
+#include <shardflow/comm/zmq/transport.h>
 
 namespace {
 

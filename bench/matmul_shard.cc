@@ -26,17 +26,17 @@
 #include <mutex>
 #include <thread>
 
-#include "core/cli_checks.h"
-#include "comm/barrier.h"
-#include "comm/bootstrap/init.h"
-#include "comm/rank_context.h"
-#include "core/rng.h"
-#include "ops/blas.h"
-#include "ops/builder.h"
-#include "parallel/sharding/graph_sharding.h"
-#include "parallel/sharding/local_block.h"
-#include "parallel/sharding/local_graph.h"
-#include "actors/runtime.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/comm/barrier.h>
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/rank_context.h>
+#include <shardflow/core/rng.h>
+#include <shardflow/ops/blas.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/parallel/sharding/graph_sharding.h>
+#include <shardflow/parallel/sharding/local_block.h>
+#include <shardflow/parallel/sharding/local_graph.h>
+#include <shardflow/actors/runtime.h>
 
 namespace {
 

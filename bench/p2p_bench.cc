@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/cli_checks.h"
-#include "comm/buffer_pool.h"
-#include "comm/zmq/transport.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/zmq/transport.h>
 
 namespace {
 

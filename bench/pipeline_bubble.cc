@@ -22,11 +22,11 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "comm/bootstrap/init.h"
-#include "pipeline/simulator.h"
-#include "pipeline/timeline_json.h"
-#include "pipeline/timeline_stats.h"
-#include "shardflow.h"
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/pipeline/simulator.h>
+#include <shardflow/pipeline/timeline_json.h>
+#include <shardflow/pipeline/timeline_stats.h>
+#include <shardflow/shardflow.h>
 
 namespace {
 

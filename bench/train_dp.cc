@@ -21,9 +21,9 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "core/cli_checks.h"
-#include "ops/blas.h"
-#include "shardflow.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/ops/blas.h>
+#include <shardflow/shardflow.h>
 
 namespace {
 

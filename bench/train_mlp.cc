@@ -13,10 +13,10 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "core/cli_checks.h"
-#include "ops/blas.h"
-#include "ops/op_def.h"
-#include "shardflow.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/ops/blas.h>
+#include <shardflow/ops/op_def.h>
+#include <shardflow/shardflow.h>
 
 namespace {
 

@@ -17,10 +17,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "core/cli_checks.h"
+#include <shardflow/core/cli_checks.h>
 #include "examples/seed002_net.h"
-#include "shardflow.h"
-#include "train/network_plan.h"
+#include <shardflow/shardflow.h>
+#include <shardflow/train/network_plan.h>
 
 namespace {
 

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "core/cli_checks.h"
-#include "ops/blas.h"
-#include "shardflow.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/ops/blas.h>
+#include <shardflow/shardflow.h>
 
 namespace {
 

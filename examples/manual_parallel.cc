@@ -16,8 +16,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "core/cli_checks.h"
-#include "shardflow.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/shardflow.h>
 
 namespace {
 

@@ -21,10 +21,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "core/cli_checks.h"
-#include "ops/blas.h"
-#include "shardflow.h"
-#include "train/network_plan.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/ops/blas.h>
+#include <shardflow/shardflow.h>
+#include <shardflow/train/network_plan.h>
 
 namespace {
 

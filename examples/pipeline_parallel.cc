@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "core/cli_checks.h"
+#include <shardflow/core/cli_checks.h>
 #include "examples/seed003_net.h"
-#include "shardflow.h"
+#include <shardflow/shardflow.h>
 
 namespace {
 

@@ -5,7 +5,7 @@
 // [quickstart]
 #include <iostream>
 
-#include "shardflow.h"
+#include <shardflow/shardflow.h>
 
 using namespace sf;
 

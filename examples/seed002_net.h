@@ -3,7 +3,7 @@
 // SEMI_AUTO_PARALLEL variant), so the two train the same model.
 #pragma once
 
-#include "shardflow.h"
+#include <shardflow/shardflow.h>
 
 namespace seed002 {
 

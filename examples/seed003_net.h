@@ -6,7 +6,7 @@
 // (ResNet-50: 3, 4, 6, 3). Images of 28x28: 14x14 after the head, 14, 7, 4, 2 after the layers.
 #pragma once
 
-#include "shardflow.h"
+#include <shardflow/shardflow.h>
 
 namespace seed003 {
 

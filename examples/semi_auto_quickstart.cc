@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "examples/seed002_net.h"
-#include "shardflow.h"
+#include <shardflow/shardflow.h>
 
 namespace {
 

@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "comm/rank_context.h"
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
+#include <shardflow/comm/rank_context.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
 #include "tests/actors/collective_world.h"
 
 namespace sf {

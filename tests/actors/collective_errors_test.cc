@@ -7,9 +7,9 @@
 #include <chrono>
 #include <string>
 
-#include "comm/inproc/transport.h"
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
+#include <shardflow/comm/inproc/transport.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
 #include "tests/actors/collective_world.h"
 
 namespace sf {

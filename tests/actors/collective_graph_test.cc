@@ -11,11 +11,11 @@
 #include <cmath>
 #include <vector>
 
-#include "comm/comm.h"
-#include "core/rng.h"
-#include "ops/autodiff.h"
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/core/rng.h>
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
 #include "tests/actors/collective_world.h"
 
 namespace sf {

@@ -18,9 +18,9 @@
 #include <string>
 #include <thread>
 
-#include "comm/send_recv.h"
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
+#include <shardflow/comm/send_recv.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
 #include "tests/actors/collective_world.h"
 
 namespace sf {

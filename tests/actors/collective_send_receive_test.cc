@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "ops/autodiff.h"
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
 #include "tests/actors/collective_world.h"
 
 namespace sf {

@@ -10,9 +10,9 @@
 #include <chrono>
 #include <functional>
 
-#include "actors/collective_context.h"
-#include "actors/runtime.h"
-#include "comm/inproc/transport.h"
+#include <shardflow/actors/collective_context.h>
+#include <shardflow/actors/runtime.h>
+#include <shardflow/comm/inproc/transport.h>
 #include "tests/comm/rank_threads.h"
 
 namespace sf::actortest {

@@ -1,4 +1,4 @@
-#include "actors/runtime.h"
+#include <shardflow/actors/runtime.h>
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/rng.h"
-#include "ops/builder.h"
-#include "ops/executor.h"
-#include "ops/op_def.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/executor.h>
+#include <shardflow/ops/op_def.h>
 
 namespace sf {
 namespace {

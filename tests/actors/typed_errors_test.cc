@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
 #include "tests/actors/collective_world.h"
 
 namespace sf {

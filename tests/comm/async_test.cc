@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "comm/comm.h"
+#include <shardflow/comm/comm.h>
 #include "rank_threads.h"
 
 namespace sf::comm {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "comm/detail/signature.h"
-#include "comm/flight_recorder.h"
-#include "comm/group.h"
-#include "comm/inproc/transport.h"
-#include "core/error.h"
+#include <shardflow/comm/detail/signature.h>
+#include <shardflow/comm/flight_recorder.h>
+#include <shardflow/comm/group.h>
+#include <shardflow/comm/inproc/transport.h>
+#include <shardflow/core/error.h>
 
 namespace sf::comm {
 namespace {

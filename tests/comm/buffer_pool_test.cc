@@ -1,6 +1,6 @@
 // Tests for BufferPool (comm/buffer_pool.h): reuse of released buffers, reader references,
 // buffers cut from huge-page blocks, and that foreign tensors are ignored.
-#include "comm/buffer_pool.h"
+#include <shardflow/comm/buffer_pool.h>
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <string>
 
-#include "comm/comm.h"
-#include "core/rng.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/core/rng.h>
 #include "rank_threads.h"
 #include "wrappers.h"
 

@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "comm/comm.h"
-#include "comm/buffer_pool.h"
-#include "comm/zmq/transport.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/zmq/transport.h>
 #include "rank_threads.h"
 #include "reference.h"
 

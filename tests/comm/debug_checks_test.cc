@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/comm.h"
-#include "comm/debug.h"
-#include "comm/detail/signature.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/debug.h>
+#include <shardflow/comm/detail/signature.h>
 #include "rank_threads.h"
 #include "wrappers.h"
 

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "comm/comm.h"
-#include "core/rng.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/core/rng.h>
 #include "rank_threads.h"
 
 namespace sf::comm {

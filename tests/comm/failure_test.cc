@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "comm/comm.h"
+#include <shardflow/comm/comm.h>
 #include "rank_threads.h"
 
 namespace sf::comm {

@@ -1,13 +1,13 @@
 // Tests for groups (comm/group.h): world and subgroup numbering, create_group's refusals
 // (seed 000's rules), ids equal across ranks and distinct across groups, and tags that keep
 // groups, sequence numbers and slots apart.
-#include "comm/group.h"
+#include <shardflow/comm/group.h>
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "comm/inproc/transport.h"
+#include <shardflow/comm/inproc/transport.h>
 
 namespace sf::comm {
 namespace {

@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "comm/bootstrap/init.h"
-#include "comm/comm.h"
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/comm.h>
 
 namespace sf::comm {
 namespace {

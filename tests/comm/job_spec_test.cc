@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/bootstrap/job_spec.h"
-#include "core/error.h"
+#include <shardflow/comm/bootstrap/job_spec.h>
+#include <shardflow/core/error.h>
 
 namespace sf::comm {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <tuple>
 
-#include "comm/buffer_pool.h"
-#include "comm/comm.h"
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/comm.h>
 #include "rank_threads.h"
 #include "refusal_fixture.h"
 #include "wrappers.h"

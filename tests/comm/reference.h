@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "comm/reduce_op.h"
-#include "core/tensor.h"
+#include <shardflow/comm/reduce_op.h>
+#include <shardflow/core/tensor.h>
 
 namespace sf::commtest {
 

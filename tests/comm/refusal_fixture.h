@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/comm.h"
+#include <shardflow/comm/comm.h>
 #include "wrappers.h"
 
 namespace sf::commtest {

@@ -1,7 +1,7 @@
 // Tests for the inproc transport (comm/inproc/): FIFO per (peer, tag), independent tags,
 // delivery by reference, bounded receives that throw PeerLost naming the peer and tag, and
 // closed endpoints.
-#include "comm/inproc/transport.h"
+#include <shardflow/comm/inproc/transport.h>
 
 #include <gtest/gtest.h>
 

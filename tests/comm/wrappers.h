@@ -8,7 +8,7 @@
 #include <memory>
 #include <thread>
 
-#include "comm/transport.h"
+#include <shardflow/comm/transport.h>
 
 namespace sf::commtest {
 

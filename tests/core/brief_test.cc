@@ -1,13 +1,13 @@
 // Tests for the brief renderings of core/brief.h: short values shown whole, long ones as a
 // head and a count, user text on one line with its UTF-8 characters whole.
-#include "core/brief.h"
+#include <shardflow/core/brief.h>
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/shape.h"
+#include <shardflow/core/shape.h>
 
 namespace sf {
 namespace {

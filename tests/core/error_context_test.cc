@@ -1,14 +1,14 @@
 // Tests for with_context (core/error_context.h): the error keeps its type (PeerLost its rank),
 // its where() and gains the context once; a message that already names the context is passed
 // on untouched; an exception that is not an sf::Error becomes one.
-#include "core/error_context.h"
+#include <shardflow/core/error_context.h>
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf {
 namespace {

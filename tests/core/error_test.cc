@@ -2,7 +2,7 @@
 // type, the fmt-formatted message, where() naming this file and line, and that the message
 // arguments cost nothing when the condition holds; the last guard that keeps every message one
 // line of at most kMaxErrorChars bytes, UTF-8 intact.
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // known-answer vectors, the moments of uniform_at / normal_at, and the property parameter
 // sharding relies on: a shard filled through a ShardRegion equals, bit for bit, the same
 // slice of the full tensor filled at once.
-#include "core/rng.h"
+#include <shardflow/core/rng.h>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // over shapes from scalar to zero-size, the exact header bytes (so the documented format
 // cannot drift silently), and decode_header / deserialize refusing every kind of malformed
 // input with IoError rather than crashing.
-#include "core/serialize.h"
+#include <shardflow/core/serialize.h>
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
+#include <shardflow/core/rng.h>
 
 namespace sf {
 namespace {

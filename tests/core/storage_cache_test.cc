@@ -1,10 +1,10 @@
-#include "core/storage_cache.h"
+#include <shardflow/core/storage_cache.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/tensor.h"
+#include <shardflow/core/tensor.h>
 
 namespace sf {
 namespace {

@@ -1,4 +1,4 @@
-#include "data/dataset.h"
+#include <shardflow/data/dataset.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

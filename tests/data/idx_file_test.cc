@@ -1,11 +1,11 @@
-#include "data/idx_file.h"
+#include <shardflow/data/idx_file.h>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "data/idx_fixture.h"
+#include <shardflow/core/error.h>
+#include "tests/data/idx_fixture.h"
 
 namespace sf::dataset {
 namespace {

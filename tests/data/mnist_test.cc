@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "data/dataset.h"
-#include "data/idx_file.h"
-#include "data/idx_fixture.h"
+#include <shardflow/data/dataset.h>
+#include <shardflow/data/idx_file.h>
+#include "tests/data/idx_fixture.h"
 
 namespace sf::dataset {
 namespace {

@@ -1,11 +1,11 @@
-#include "data/sharding.h"
+#include <shardflow/data/sharding.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "data/dataset.h"
+#include <shardflow/data/dataset.h>
 
 namespace sf::dataset {
 namespace {

@@ -1,11 +1,11 @@
-#include "data/shuffle.h"
+#include <shardflow/data/shuffle.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 
-#include "data/dataset.h"
+#include <shardflow/data/dataset.h>
 
 namespace sf::dataset {
 namespace {

@@ -1,9 +1,9 @@
-#include "data/transforms.h"
+#include <shardflow/data/transforms.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "data/dataset.h"
+#include <shardflow/data/dataset.h>
 
 namespace sf::dataset {
 namespace {

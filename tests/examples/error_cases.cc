@@ -8,7 +8,7 @@
 #include <string>
 #include <zlib.h>
 
-#include "shardflow.h"
+#include <shardflow/shardflow.h>
 
 namespace {
 

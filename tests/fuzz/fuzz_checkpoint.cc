@@ -4,9 +4,9 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
-#include "train/checkpoint.h"
+#include <shardflow/train/checkpoint.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = sf::fuzz::scratch_path("checkpoint", ".ckpt");

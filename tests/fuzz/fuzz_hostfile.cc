@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
 #include "tools/sfrun/hostfile.h"
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.h"
-#include "data/idx_file.h"
+#include <shardflow/core/error.h>
+#include <shardflow/data/idx_file.h>
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

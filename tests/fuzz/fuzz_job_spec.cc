@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/bootstrap/job_spec.h"
-#include "comm/zmq/transport.h"
-#include "core/error.h"
+#include <shardflow/comm/bootstrap/job_spec.h>
+#include <shardflow/comm/zmq/transport.h>
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
 
 namespace {

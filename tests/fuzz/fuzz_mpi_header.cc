@@ -3,8 +3,8 @@
 // those bytes, and its payload size must not overflow. Refusals are sf::IoError.
 #include <vector>
 
-#include "comm/mpi/header.h"
-#include "core/error.h"
+#include <shardflow/comm/mpi/header.h>
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
 #include "tools/sfrun/options.h"
 

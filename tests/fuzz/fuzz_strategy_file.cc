@@ -3,9 +3,9 @@
 // same JSON. Refusals are InvalidArgument or IoError (both sf::Error).
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
-#include "parallel/strategy_file.h"
+#include <shardflow/parallel/strategy_file.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = sf::fuzz::scratch_path("strategy_file", ".json");

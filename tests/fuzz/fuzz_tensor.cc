@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
-#include "core/serialize.h"
+#include <shardflow/core/error.h>
+#include <shardflow/core/serialize.h>
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

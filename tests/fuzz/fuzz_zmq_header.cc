@@ -10,9 +10,9 @@
 // sf::IoError) from the decoder and sf::IoError from the client's handshake.
 #include <vector>
 
-#include "comm/zmq/handshake.h"
-#include "comm/zmq/header.h"
-#include "core/error.h"
+#include <shardflow/comm/zmq/handshake.h>
+#include <shardflow/comm/zmq/header.h>
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
 
 using namespace sf::comm::zmq;

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "comm/buffer_pool.h"
-#include "comm/zmq/lane.h"
-#include "core/error.h"
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/zmq/lane.h>
+#include <shardflow/core/error.h>
 #include "fuzz_input.h"
 
 using namespace sf::comm::zmq;

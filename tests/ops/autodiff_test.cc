@@ -2,8 +2,8 @@
 // (no gradient MatMul for the input batch), and a value read twice sums both contributions.
 #include <gtest/gtest.h>
 
-#include "ops/autodiff.h"
-#include "ops/builder.h"
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

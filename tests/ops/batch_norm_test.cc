@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "ops/builder.h"
-#include "ops/executor.h"
-#include "ops/op_def.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/executor.h>
+#include <shardflow/ops/op_def.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
+#include <shardflow/ops/builder.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

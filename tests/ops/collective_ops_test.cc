@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "ops/autodiff.h"
-#include "ops/builder.h"
-#include "ops/collective_builder.h"
-#include "ops/executor.h"
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
+#include <shardflow/ops/executor.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

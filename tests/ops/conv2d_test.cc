@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "ops/autodiff.h"
-#include "ops/builder.h"
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/autodiff.h"
-#include "ops/builder.h"
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <string>
 
-#include "core/rng.h"
-#include "ops/autodiff.h"
-#include "ops/executor.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/executor.h>
 
 namespace sf::optest {
 

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/tensor.h"
-#include "ops/graph.h"
+#include <shardflow/core/tensor.h>
+#include <shardflow/ops/graph.h>
 
 namespace sf::optest {
 

@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
-#include "ops/op_def.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/op_def.h>
 
 namespace sf {
 namespace {

@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
-#include "ops/executor.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/executor.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

@@ -2,8 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/graph.h"
-#include "ops/op_def.h"
+#include <shardflow/ops/graph.h>
+#include <shardflow/ops/op_def.h>
 
 namespace sf {
 namespace {

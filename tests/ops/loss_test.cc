@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "ops/autodiff.h"
-#include "ops/builder.h"
-#include "ops/executor.h"
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/executor.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

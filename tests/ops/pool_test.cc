@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "ops/builder.h"
+#include <shardflow/ops/builder.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

@@ -1,10 +1,10 @@
 // print_ir: one line per node with inputs, attributes, type and name.
-#include "ops/printer.h"
+#include <shardflow/ops/printer.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
+#include <shardflow/ops/builder.h>
 
 namespace sf {
 namespace {

@@ -1,7 +1,7 @@
 // ReLU and ReluGrad: values, and gradients away from the kink at 0.
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
+#include <shardflow/ops/builder.h>
 #include "tests/ops/grad_check.h"
 
 namespace sf {

@@ -5,10 +5,10 @@
 // strategies it finds equals 1 device.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "ops/builder.h"
-#include "parallel/auto_search.h"
-#include "parallel/step_estimate.h"
+#include <shardflow/core/error.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/parallel/auto_search.h>
+#include <shardflow/parallel/step_estimate.h>
 #include "propagation_world.h"
 
 namespace sf::paralleltest {

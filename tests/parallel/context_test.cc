@@ -1,11 +1,11 @@
 // The parallel context: defaults, set/get/reset, MindSpore's mode names, and a negative bucket
 // size refused naming the field.
-#include "parallel/context.h"
+#include <shardflow/parallel/context.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf {
 namespace {

@@ -5,8 +5,8 @@
 // AllReduced over groups of 512 forward and backward).
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
-#include "parallel/dry_run.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/parallel/dry_run.h>
 
 namespace sf {
 namespace {

@@ -14,10 +14,10 @@
 #include <set>
 #include <sstream>
 
-#include "core/text_file.h"
-#include "parallel/ir_dump.h"
+#include <shardflow/core/text_file.h>
+#include <shardflow/parallel/ir_dump.h>
 #include "tests/parallel/semi_auto_world.h"
-#include "train/save_graphs.h"
+#include <shardflow/train/save_graphs.h>
 
 namespace sf::paralleltest {
 namespace {

@@ -6,10 +6,10 @@
 #include <functional>
 #include <string>
 
-#include "core/error.h"
-#include "parallel/layout.h"
-#include "parallel/redistribution_planner.h"
-#include "parallel/strategy.h"
+#include <shardflow/core/error.h>
+#include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/redistribution_planner.h>
+#include <shardflow/parallel/strategy.h>
 
 namespace sf {
 namespace {

@@ -1,11 +1,11 @@
 // Layouts: MindSpore's rank order, seed 001's placement of `a`, the slice and local shape a
 // rank holds, replica groups and groups along axes, tuple strategies with the repeat axis.
-#include "parallel/layout.h"
+#include <shardflow/parallel/layout.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "parallel/strategy.h"
+#include <shardflow/parallel/strategy.h>
 
 namespace sf {
 namespace {

@@ -5,11 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
-#include "parallel/layout.h"
-#include "parallel/sharding/local_block.h"
-#include "parallel/sharding/local_graph.h"
-#include "train/parameter.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/sharding/local_block.h>
+#include <shardflow/parallel/sharding/local_graph.h>
+#include <shardflow/train/parameter.h>
 
 namespace sf {
 namespace {

@@ -4,9 +4,9 @@
 // shard_op's message, before anything runs; so is an unknown search mode.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "parallel/propagation/sharding_propagation.h"
-#include "parallel/sharding/graph_sharding.h"
+#include <shardflow/core/error.h>
+#include <shardflow/parallel/propagation/sharding_propagation.h>
+#include <shardflow/parallel/sharding/graph_sharding.h>
 #include "propagation_world.h"
 
 namespace sf::paralleltest {

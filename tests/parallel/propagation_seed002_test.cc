@@ -4,7 +4,7 @@
 // parallel throughout.
 #include <gtest/gtest.h>
 
-#include "parallel/propagation/sharding_propagation.h"
+#include <shardflow/parallel/propagation/sharding_propagation.h>
 #include "propagation_world.h"
 
 namespace sf::paralleltest {

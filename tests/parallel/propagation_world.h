@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "ops/builder.h"
+#include <shardflow/ops/builder.h>
 #include "semi_auto_world.h"
 
 namespace sf::paralleltest {

@@ -1,15 +1,15 @@
 // Plan choice: pinned plans for the basic layout changes of DESIGN.md's table (kind, groups,
 // dims, bytes per rank), several steps where one does not suffice, plans across device
 // matrices (common refinement, or through the replicated layout where there is none).
-#include "parallel/redistribution_planner.h"
+#include <shardflow/parallel/redistribution_planner.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "parallel/layout.h"
-#include "parallel/mesh_refinement.h"
-#include "parallel/redistribution_executor.h"
-#include "parallel/strategy.h"
+#include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/mesh_refinement.h>
+#include <shardflow/parallel/redistribution_executor.h>
+#include <shardflow/parallel/strategy.h>
 
 namespace sf {
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "parallel/layout.h"
-#include "parallel/redistribution_planner.h"
-#include "parallel/strategy.h"
+#include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/redistribution_planner.h>
+#include <shardflow/parallel/strategy.h>
 #include "tests/parallel/redistribution_world.h"
 
 namespace sf {

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "actors/collective_context.h"
-#include "actors/runtime.h"
-#include "comm/group.h"
-#include "comm/inproc/transport.h"
-#include "ops/autodiff.h"
-#include "ops/builder.h"
-#include "ops/op_def.h"
-#include "parallel/redistribution_executor.h"
+#include <shardflow/actors/collective_context.h>
+#include <shardflow/actors/runtime.h>
+#include <shardflow/comm/group.h>
+#include <shardflow/comm/inproc/transport.h>
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/op_def.h>
+#include <shardflow/parallel/redistribution_executor.h>
 #include "tests/comm/rank_threads.h"
 
 namespace sf::paralleltest {

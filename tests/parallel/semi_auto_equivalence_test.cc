@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "semi_auto_world.h"
-#include "train/value_and_grad.h"
+#include <shardflow/train/value_and_grad.h>
 
 namespace sf::paralleltest {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/parallel/semi_auto_world.h"
-#include "train/gather_parameters.h"
+#include <shardflow/train/gather_parameters.h>
 
 namespace sf::paralleltest {
 namespace {

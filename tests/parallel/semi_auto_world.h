@@ -15,10 +15,10 @@
 
 #include <gtest/gtest.h>
 
-#include "parallel/layout.h"
+#include <shardflow/parallel/layout.h>
 #include "tests/train/parallel_fixture.h"
-#include "train/losses.h"
-#include "train/model.h"
+#include <shardflow/train/losses.h>
+#include <shardflow/train/model.h>
 
 namespace sf::paralleltest {
 

@@ -6,10 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
-#include "parallel/layout.h"
-#include "parallel/sharding/graph_sharding.h"
-#include "parallel/sharding/op_sharding.h"
+#include <shardflow/ops/builder.h>
+#include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/sharding/graph_sharding.h>
+#include <shardflow/parallel/sharding/op_sharding.h>
 
 namespace sf {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <filesystem>
 
-#include "core/text_file.h"
-#include "parallel/strategy_file.h"
+#include <shardflow/core/text_file.h>
+#include <shardflow/parallel/strategy_file.h>
 #include "tests/parallel/semi_auto_world.h"
 
 namespace sf::paralleltest {

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/text_file.h"
-#include "parallel/strategy_file.h"
+#include <shardflow/core/text_file.h>
+#include <shardflow/parallel/strategy_file.h>
 #include "tests/parallel/semi_auto_world.h"
-#include "train/gather_parameters.h"
+#include <shardflow/train/gather_parameters.h>
 
 namespace sf::paralleltest {
 namespace {

@@ -1,10 +1,10 @@
 // Tests for the action text form (pipeline/action.h): every kind round-trips with and without
 // a chunk, chunk 0 has one spelling, and malformed text is refused naming the text.
-#include "pipeline/action.h"
+#include <shardflow/pipeline/action.h>
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf::pipeline {
 namespace {

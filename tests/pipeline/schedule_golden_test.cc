@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
-#include "core/text_file.h"
-#include "pipeline/schedule.h"
+#include <shardflow/core/error.h>
+#include <shardflow/core/text_file.h>
+#include <shardflow/pipeline/schedule.h>
 
 namespace sf::pipeline {
 namespace {

@@ -2,7 +2,7 @@
 // bubble fraction and peak stash meet the theory, incomplete schedules are refused naming the
 // stage and action, and a schedule that can never finish is reported naming a stuck stage and
 // the action it can never run.
-#include "pipeline/simulator.h"
+#include <shardflow/pipeline/simulator.h>
 
 #include <gtest/gtest.h>
 

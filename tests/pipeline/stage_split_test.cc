@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "ops/builder.h"
-#include "pipeline/stage_split.h"
+#include <shardflow/core/error.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/pipeline/stage_split.h>
 
 namespace sf::pipeline {
 namespace {

@@ -3,7 +3,7 @@
 // schedule and cost model, a measured-looking timeline's figures follow the definitions, the
 // JSON form round-trips and refuses bad files naming the problem, the trace has one X event
 // per span, and the SVG and HTML hold exactly one block per compute action.
-#include "pipeline/timeline.h"
+#include <shardflow/pipeline/timeline.h>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "pipeline/render_html.h"
-#include "pipeline/render_svg.h"
-#include "pipeline/simulator.h"
-#include "pipeline/timeline_json.h"
-#include "pipeline/timeline_stats.h"
+#include <shardflow/core/error.h>
+#include <shardflow/pipeline/render_html.h>
+#include <shardflow/pipeline/render_svg.h>
+#include <shardflow/pipeline/simulator.h>
+#include <shardflow/pipeline/timeline_json.h>
+#include <shardflow/pipeline/timeline_stats.h>
 
 namespace sf::pipeline {
 namespace {

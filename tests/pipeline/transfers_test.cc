@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pipeline/simulator.h"
-#include "pipeline/transfers.h"
+#include <shardflow/pipeline/simulator.h>
+#include <shardflow/pipeline/transfers.h>
 
 namespace sf::pipeline {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/hostfile.h"
 
 namespace sf::sfrun {

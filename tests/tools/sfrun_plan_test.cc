@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/plan.h"
 
 namespace sf::sfrun {

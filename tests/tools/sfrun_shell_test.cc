@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/shell.h"
 
 namespace sf::sfrun {

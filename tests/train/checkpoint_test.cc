@@ -2,7 +2,7 @@
 // saved and loaded back is bitwise identical, a fresh network restored from it continues
 // with the very same next step, the callback's file names, and IoError naming the path for a
 // missing, truncated or foreign file.
-#include "train/checkpoint.h"
+#include <shardflow/train/checkpoint.h>
 
 #include <gtest/gtest.h>
 
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
-#include "core/serialize.h"
-#include "train/callback.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/core/serialize.h>
+#include <shardflow/train/callback.h>
 #include "toy_data.h"
-#include "train/mlp.h"
-#include "train/model.h"
+#include <shardflow/train/mlp.h>
+#include <shardflow/train/model.h>
 
 namespace sf {
 namespace {

@@ -3,7 +3,7 @@
 // set_train reaching every child, BatchNorm2d's graph in each mode, and a small
 // conv-BN-ReLU-pool network run forward and backward whose moving statistics are updated by
 // the in-place nodes its training graph adds.
-#include "train/conv_layers.h"
+#include <shardflow/train/conv_layers.h>
 
 #include <gtest/gtest.h>
 
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
-#include "ops/autodiff.h"
-#include "ops/executor.h"
-#include "ops/op_def.h"
-#include "train/layers.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/executor.h>
+#include <shardflow/ops/op_def.h>
+#include <shardflow/train/layers.h>
 
 namespace sf {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "train/callback.h"
+#include <shardflow/train/callback.h>
 
 namespace sf {
 namespace {

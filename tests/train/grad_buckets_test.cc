@@ -1,11 +1,11 @@
 // Gradient buckets: which gradients share an AllReduce (DDP's fill rule, small gradients last),
 // and the graph a bucket becomes (FlattenConcat, AllReduce, the mean, offsets into the bucket).
-#include "train/grad_buckets.h"
+#include <shardflow/train/grad_buckets.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/builder.h"
+#include <shardflow/ops/builder.h>
 
 namespace sf {
 namespace {

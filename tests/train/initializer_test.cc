@@ -1,7 +1,7 @@
 // Tests for the named parameter initializers (train/initializer.h): constant values, the
 // bounds and spread of the random ones, determinism in (seed, name), shards generated as the
 // slice of the full tensor, and the NotFound error for an unknown name.
-#include "train/initializer.h"
+#include <shardflow/train/initializer.h>
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf {
 namespace {

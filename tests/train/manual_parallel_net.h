@@ -2,9 +2,9 @@
 // its rows by rank, and reduces its loss with AllReduce(loss) / device_num inside the graph.
 #pragma once
 
-#include "ops/collective_builder.h"
-#include "train/losses.h"
-#include "train/mlp.h"
+#include <shardflow/ops/collective_builder.h>
+#include <shardflow/train/losses.h>
+#include <shardflow/train/mlp.h>
 
 namespace sf::traintest {
 

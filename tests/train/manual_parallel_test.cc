@@ -11,9 +11,9 @@
 
 #include "manual_parallel_net.h"
 #include "parallel_fixture.h"
-#include "train/mlp.h"
-#include "train/model.h"
-#include "train/value_and_grad.h"
+#include <shardflow/train/mlp.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/value_and_grad.h>
 
 namespace sf {
 namespace {

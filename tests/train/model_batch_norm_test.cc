@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/train/pipeline_net.h"
-#include "train/conv_layers.h"
-#include "train/model.h"
+#include <shardflow/train/conv_layers.h>
+#include <shardflow/train/model.h>
 
 namespace sf::traintest {
 namespace {

@@ -1,7 +1,7 @@
 // Tests for Model (train/model.h): training with the SGD step compiled into the graph equals
 // the same run done by hand with value_and_grad + SGD::step; a label column of the wrong
 // dtype is refused before any step; LossMonitor's exact output; eval_accuracy's value.
-#include "train/model.h"
+#include <shardflow/train/model.h>
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
+#include <shardflow/core/rng.h>
 #include "toy_data.h"
-#include "train/mlp.h"
+#include <shardflow/train/mlp.h>
 
 namespace sf {
 namespace {

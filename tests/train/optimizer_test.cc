@@ -1,14 +1,14 @@
 // Tests for the optimizers (train/optimizer.h): one and two steps of SGD, Momentum and Adam on
 // a two-element parameter against values worked out by hand, their state tensors, and the
 // checks that refuse an unknown optimizer name or a gradient of the wrong shape.
-#include "train/optimizer.h"
+#include <shardflow/train/optimizer.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf::nn {
 namespace {

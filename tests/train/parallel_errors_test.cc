@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "parallel_fixture.h"
-#include "train/mlp.h"
-#include "train/model.h"
-#include "train/value_and_grad.h"
+#include <shardflow/train/mlp.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/value_and_grad.h>
 
 namespace sf {
 namespace {

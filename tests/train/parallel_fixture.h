@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "comm/inproc/transport.h"
-#include "comm/rank_context.h"
-#include "comm/zmq/transport.h"
-#include "core/rng.h"
-#include "data/dataset.h"
-#include "parallel/context.h"
+#include <shardflow/comm/inproc/transport.h>
+#include <shardflow/comm/rank_context.h>
+#include <shardflow/comm/zmq/transport.h>
+#include <shardflow/core/rng.h>
+#include <shardflow/data/dataset.h>
+#include <shardflow/parallel/context.h>
 #include "tests/comm/rank_threads.h"
-#include "train/callback.h"
-#include "train/parameter.h"
+#include <shardflow/train/callback.h>
+#include <shardflow/train/parameter.h>
 
 namespace sf::traintest {
 

@@ -6,12 +6,12 @@
 #include <memory>
 #include <vector>
 
-#include "core/rng.h"
-#include "data/dataset.h"
-#include "train/layers.h"
-#include "train/losses.h"
-#include "train/optimizer.h"
-#include "train/value_and_grad.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/data/dataset.h>
+#include <shardflow/train/layers.h>
+#include <shardflow/train/losses.h>
+#include <shardflow/train/optimizer.h>
+#include <shardflow/train/value_and_grad.h>
 
 namespace sf::traintest {
 

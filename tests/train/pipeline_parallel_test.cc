@@ -7,8 +7,8 @@
 
 #include "tests/train/parallel_fixture.h"
 #include "tests/train/pipeline_net.h"
-#include "train/model.h"
-#include "train/pipeline_cell.h"
+#include <shardflow/train/model.h>
+#include <shardflow/train/pipeline_cell.h>
 
 namespace sf::traintest {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/rng.h"
-#include "data/dataset.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/data/dataset.h>
 
 namespace sf::traintest {
 

@@ -14,9 +14,9 @@
 
 #include "tests/train/parallel_fixture.h"
 #include "tests/train/pipeline_net.h"
-#include "train/mlp.h"
-#include "train/model.h"
-#include "train/pipeline_cell.h"
+#include <shardflow/train/mlp.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/pipeline_cell.h>
 
 namespace sf::traintest {
 namespace {

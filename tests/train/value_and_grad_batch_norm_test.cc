@@ -11,9 +11,9 @@
 
 #include "tests/train/parallel_fixture.h"
 #include "tests/train/pipeline_net.h"
-#include "train/conv_layers.h"
-#include "train/model.h"
-#include "train/value_and_grad.h"
+#include <shardflow/train/conv_layers.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/value_and_grad.h>
 
 namespace sf::traintest {
 namespace {

@@ -1,7 +1,7 @@
 // Tests for value_and_grad (train/value_and_grad.h) on a small nn::Mlp: the loss and gradients
 // computed on the actor runtime equal those of the same graph built by hand and run by the
 // plain reference Executor (ops/executor.h), and agree with central finite differences.
-#include "train/value_and_grad.h"
+#include <shardflow/train/value_and_grad.h>
 
 #include <gtest/gtest.h>
 
@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
-#include "ops/autodiff.h"
-#include "ops/builder.h"
-#include "ops/executor.h"
-#include "train/losses.h"
-#include "train/mlp.h"
+#include <shardflow/core/rng.h>
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/executor.h>
+#include <shardflow/train/losses.h>
+#include <shardflow/train/mlp.h>
 
 namespace sf {
 namespace {

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/brief.h"
-#include "core/error.h"
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
 
 namespace sf::sfrun {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf::sfrun {
 

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/brief.h"
-#include "core/error.h"
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
 
 namespace sf::sfrun {
 

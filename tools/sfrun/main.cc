@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/job.h"
 #include "tools/sfrun/options.h"
 

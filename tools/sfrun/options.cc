@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/brief.h"
-#include "core/error.h"
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
 
 namespace sf::sfrun {
 

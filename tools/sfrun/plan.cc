@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <climits>
 
-#include "core/brief.h"
-#include "core/error.h"
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
 #include "tools/sfrun/local_host.h"
 
 namespace sf::sfrun {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 namespace sf::sfrun {
 

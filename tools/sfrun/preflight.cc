@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "core/brief.h"
-#include "core/error.h"
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
 #include "tools/sfrun/port.h"
 #include "tools/sfrun/process.h"
 #include "tools/sfrun/remote.h"

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 
 extern char** environ;
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/remote.h"
 
 namespace sf::sfrun {

@@ -1,7 +1,7 @@
 #include "tools/sfrun/shell.h"
 
-#include "core/brief.h"
-#include "core/error.h"
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
 
 namespace sf::sfrun {
 

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/process.h"
 
 namespace sf::sfrun {

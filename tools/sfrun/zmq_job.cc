@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include <shardflow/core/error.h>
 #include "tools/sfrun/hostfile.h"
 #include "tools/sfrun/job.h"
 #include "tools/sfrun/job_dir.h"

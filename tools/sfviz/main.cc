@@ -16,16 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "core/cli_checks.h"
-#include "core/error.h"
-#include "core/text_file.h"
-#include "pipeline/render_html.h"
-#include "pipeline/render_svg.h"
-#include "pipeline/schedule.h"
-#include "pipeline/simulator.h"
-#include "pipeline/timeline.h"
-#include "pipeline/timeline_json.h"
-#include "pipeline/timeline_stats.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/core/error.h>
+#include <shardflow/core/text_file.h>
+#include <shardflow/pipeline/render_html.h>
+#include <shardflow/pipeline/render_svg.h>
+#include <shardflow/pipeline/schedule.h>
+#include <shardflow/pipeline/simulator.h>
+#include <shardflow/pipeline/timeline.h>
+#include <shardflow/pipeline/timeline_json.h>
+#include <shardflow/pipeline/timeline_stats.h>
 
 namespace sf::pipeline {
 namespace {

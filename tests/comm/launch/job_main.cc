@@ -9,8 +9,8 @@
 #include <exception>
 #include <string>
 
-#include "comm/bootstrap/init.h"
-#include "comm/comm.h"
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/comm.h>
 
 namespace {
 

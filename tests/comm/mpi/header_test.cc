@@ -3,8 +3,8 @@
 // without mpirun.
 #include <gtest/gtest.h>
 
-#include "comm/mpi/header.h"
-#include "core/error.h"
+#include <shardflow/comm/mpi/header.h>
+#include <shardflow/core/error.h>
 
 namespace sf::comm::mpi {
 namespace {

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "comm/buffer_pool.h"
-#include "comm/comm.h"
-#include "comm/mpi/transport.h"
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/mpi/transport.h>
 #include "mpi/mpi_test_main.h"
 #include "reference.h"
 

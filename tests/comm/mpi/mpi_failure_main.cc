@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "comm/comm.h"
-#include "comm/mpi/transport.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/mpi/transport.h>
 #include "mpi/mpi_test_main.h"
 
 namespace sf::comm {

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "comm/comm.h"
-#include "comm/mpi/collectives.h"
-#include "comm/mpi/transport.h"
-#include "core/rng.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/mpi/collectives.h>
+#include <shardflow/comm/mpi/transport.h>
+#include <shardflow/core/rng.h>
 #include "mpi/mpi_test_main.h"
 #include "reference.h"
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <memory>
 
-#include "comm/mpi/transport.h"
+#include <shardflow/comm/mpi/transport.h>
 
 namespace sf::commtest {
 

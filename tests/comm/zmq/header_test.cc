@@ -1,7 +1,7 @@
 // The zmq header codec (comm/zmq/header.h): every kind round-trips, and every malformed form
 // is refused with the defect that names its ZmqStats counter — never a crash, never a read
 // past the frame.
-#include "comm/zmq/header.h"
+#include <shardflow/comm/zmq/header.h>
 
 #include <gtest/gtest.h>
 

@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "comm/comm.h"
-#include "comm/zmq/handshake.h"
-#include "comm/zmq/header.h"
-#include "comm/zmq/lane.h"
-#include "comm/zmq/transport.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/zmq/handshake.h>
+#include <shardflow/comm/zmq/header.h>
+#include <shardflow/comm/zmq/lane.h>
+#include <shardflow/comm/zmq/transport.h>
 #include "rank_threads.h"
 
 namespace sf::comm {

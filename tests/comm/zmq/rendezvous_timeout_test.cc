@@ -10,8 +10,8 @@
 #include <regex>
 #include <string>
 
-#include "comm/zmq/transport.h"
-#include "core/error.h"
+#include <shardflow/comm/zmq/transport.h>
+#include <shardflow/core/error.h>
 
 namespace sf::comm {
 namespace {

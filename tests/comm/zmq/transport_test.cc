@@ -2,7 +2,7 @@
 // tcp: FIFO per (peer, tag), independent tags, fresh pooled buffers on receipt and the
 // sender's reference given back, close and timeout as PeerLost naming the rank, sends that
 // never block, and world creation through the rendezvous (threads standing in for processes).
-#include "comm/zmq/transport.h"
+#include <shardflow/comm/zmq/transport.h>
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <thread>
 #include <tuple>
 
-#include "comm/buffer_pool.h"
-#include "comm/zmq/handshake.h"
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/zmq/handshake.h>
 #include "rank_threads.h"
 
 namespace sf::comm {

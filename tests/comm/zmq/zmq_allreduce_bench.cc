@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/buffer_pool.h"
-#include "comm/comm.h"
-#include "comm/zmq/transport.h"
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/zmq/transport.h>
 
 using namespace sf;
 using namespace sf::comm;

@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "comm/comm.h"
-#include "comm/zmq/transport.h"
+#include <shardflow/comm/comm.h>
+#include <shardflow/comm/zmq/transport.h>
 
 using namespace sf;
 using namespace sf::comm;

@@ -1,5 +1,5 @@
 // Trains a tiny net for a few steps with the installed library and prints the last loss.
-#include <shardflow.h>
+#include <shardflow/shardflow.h>
 
 #include <iostream>
 

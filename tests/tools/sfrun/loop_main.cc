@@ -9,8 +9,8 @@
 #include <exception>
 #include <thread>
 
-#include "comm/bootstrap/init.h"
-#include "comm/comm.h"
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/comm.h>
 
 int main(int argc, char** argv) {
   int rank = -1;

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "comm/all_gather.h"
-#include "comm/bootstrap/init.h"
-#include "comm/rank_context.h"
+#include <shardflow/comm/all_gather.h>
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/rank_context.h>
 #include "tests/train/manual_parallel_net.h"
 #include "tests/train/parallel_fixture.h"
-#include "train/mlp.h"
-#include "train/model.h"
+#include <shardflow/train/mlp.h>
+#include <shardflow/train/model.h>
 
 namespace sf {
 namespace {

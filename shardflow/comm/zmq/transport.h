@@ -1,0 +1,78 @@
+// ZmqTransport: one rank's endpoint of the zmq backend — tcp:// between hosts, ipc:// on one
+// host, each message a msgpack header frame plus the tensor's raw bytes sent zero-copy, every
+// connection proven with the job secret, credit-based flow control, and lost peers detected
+// by connection loss and heartbeats (comm/zmq/fabric.h, docs/zmq_transport.md). Tensors are
+// copied onto the wire; see the buffer ownership contract in comm/transport.h.
+//
+// Two ways to make a world:
+//  * make_zmq_world(n, options): n endpoints in this process on real sockets (ipc:// or
+//    tcp://127.0.0.1 with ephemeral ports), for tests and single-host runs;
+//  * make_zmq_world(join): this process's rank of a multi-process job. Rank 0 binds the
+//    rendezvous address; every rank binds its own data endpoint on an ephemeral port or a
+//    fresh ipc path, reports it, and receives every rank's (comm/zmq/rendezvous.h).
+// Both return once every link is up both ways, or throw Error naming the ranks that did not
+// show up within options.connect_timeout.
+//
+// Threading: as Transport. All socket work happens on the endpoint's own I/O thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <shardflow/comm/transport.h>
+#include <shardflow/comm/zmq/options.h>
+#include <shardflow/comm/zmq/stats.h>
+
+namespace sf::comm::zmq {
+
+class Fabric;  // comm/zmq/fabric.h: kept out of this header, so users do not include libzmq
+
+class ZmqTransport final : public Transport {
+ public:
+  // Takes max_payload_bytes and segment_bytes from `opts` (the environment already applied).
+  ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opts);
+  ~ZmqTransport() override;
+
+  int rank() const override;
+  int size() const override;
+  std::string_view name() const override { return "zmq"; }
+  // Also throws InvalidArgument for a tensor over ZmqOptions::max_payload_bytes, which every
+  // receiver would refuse.
+  void send(int peer, Tag tag, const Tensor& t) override;
+  Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
+  void close() override;
+  int64_t segment_bytes() const override { return segment_bytes_; }
+
+  // The address peers connect to ("tcp://127.0.0.1:41234", "ipc:///tmp/...").
+  const std::string& endpoint() const;
+  // Where peers open their data lanes to this rank ("tcp://127.0.0.1:41235", "ipc://....lane").
+  const std::string& lane_endpoint() const;
+  ZmqStats stats() const;
+
+ private:
+  void check_peer(int peer, const char* what) const;
+
+  std::unique_ptr<Fabric> fabric_;
+  uint64_t max_payload_bytes_;
+  int64_t segment_bytes_;
+};
+
+}  // namespace sf::comm::zmq
+
+namespace sf::comm {
+
+// n endpoints in this process (element r is rank r's), linked to each other over real
+// sockets; options.secret defaults to a random one.
+std::vector<std::shared_ptr<Transport>> make_zmq_world(int n, const ZmqOptions& options = {});
+
+// This process's endpoint of a multi-process job: every rank calls it with the same size,
+// rendezvous and secret. Throws InvalidArgument for bad arguments, Error naming the missing
+// ranks when the rendezvous or the links do not complete within options.connect_timeout.
+std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join);
+
+// A ZmqJoin from the launcher's environment: SF_RANK, SF_WORLD_SIZE, SF_RENDEZVOUS and
+// SF_JOB_SECRET (all required; InvalidArgument naming the one missing or malformed).
+ZmqJoin zmq_join_from_env();
+
+}  // namespace sf::comm

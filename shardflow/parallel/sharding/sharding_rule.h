@@ -1,0 +1,60 @@
+// A sharding rule: what parallel/ must know about one op to run it split over devices.
+//
+// Every op with a rule is described as a loop nest (an einsum): each dim of each input and of
+// the output is one of the op's loops. MatMul (m,k) x (k,n) -> (m,n) has loops m, k, n; an
+// element-wise op has one loop per output dim (a broadcast input dim of size 1 belongs to
+// none). From the nest, op_sharding.h derives everything generically: a tuple strategy gives
+// each loop its number of blocks and the op's device matrix (MatMul ((a,b),(b,c)) -> (a,b,c)),
+// a layout strategy gives each loop its device axes, two inputs that disagree on a loop are
+// refused, and a loop absent from the output (MatMul's k, a reduction's axes) that is split
+// leaves the output *partial* over its axes. Loops marked `whole` are ones the local kernel
+// must see entire (SoftmaxCrossEntropy's class dim, a reshaped dim): a split the strategy
+// asks for there is gathered by redistribution before the op instead.
+//
+// The rules live here rather than next to the kernels in ops/ (as DESIGN.md first placed
+// them) because a rule speaks in layouts and device matrices, and ops/ must not include
+// parallel/ headers. docs/operator_parallel.md says so too.
+//
+// Threading: the table is built once, immutable after.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <shardflow/ops/builder.h>
+
+namespace sf {
+
+struct LoopNest {
+  static constexpr int kBroadcast = -1;  // an input dim of size 1 broadcast over an output loop
+
+  std::vector<std::string> loops;        // loop names, for messages ("k (reduce)")
+  std::vector<std::vector<int>> inputs;  // [input][dim]: its loop, or kBroadcast
+  std::vector<int> output;               // [dim]: its loop
+  std::vector<bool> whole;               // per loop: the kernel needs it unsplit
+  bool mean = false;                     // the op averages over the loops it reduces
+};
+
+struct ShardingRule {
+  // The loop nest of `node` for inputs of these (global) shapes.
+  LoopNest (*nest)(const Node& node, const std::vector<Shape>& inputs);
+  // This rank's op on its local inputs, whose output has shape `local_out`; null: the node's
+  // op with its attributes unchanged (right for every op whose attributes name no sizes).
+  Value (*lower)(GraphBuilder& b, const Node& node, const Shape& local_out, const std::vector<Value>& in) = nullptr;
+};
+
+// The rule of op `op`, or null if it has none.
+const ShardingRule* find_sharding_rule(const std::string& op);
+// The ops that have one, sorted (for error messages).
+std::vector<std::string> ops_with_sharding_rules();
+
+// The rules, one file each.
+extern const ShardingRule kMatMulRule;
+extern const ShardingRule kElementwiseRule;  // Add, Sub, Mul, RealDiv, Equal, ReLU, ReluGrad
+extern const ShardingRule kBiasAddRule;
+extern const ShardingRule kReduceRule;  // ReduceSum, ReduceMean
+extern const ShardingRule kSoftmaxCrossEntropyRule;
+extern const ShardingRule kMseLossRule;
+extern const ShardingRule kReshapeRule;  // Reshape, Flatten
+
+}  // namespace sf

@@ -1,0 +1,148 @@
+// The HTML page: a style sheet in the head, a legend, then per timeline a section with the
+// SVG and the figures as a table. Colours come from render_svg.h so the legend matches.
+#include <shardflow/pipeline/render_html.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <shardflow/pipeline/timeline_stats.h>
+
+namespace sf::pipeline {
+namespace {
+
+constexpr const char* kStyle = R"(body { font-family: "DejaVu Sans", Verdana, Arial, sans-serif; color: #1a1a1a;
+  margin: 16px 24px; background: #ffffff; }
+h1 { font-size: 20px; margin: 0 0 8px 0; }
+h2 { font-size: 16px; margin: 24px 0 6px 0; }
+.legend { font-size: 13px; margin: 4px 0 8px 0; }
+.legend span.item { margin-right: 18px; white-space: nowrap; }
+.legend span.swatch { display: inline-block; width: 14px; height: 14px; vertical-align: -2px;
+  margin-right: 5px; border: 1px solid #c8ccd2; }
+.legend span.tick { display: inline-block; width: 2px; height: 14px; vertical-align: -2px;
+  margin: 0 6px 0 6px; }
+div.picture { overflow-x: auto; }
+svg { display: block; }
+rect.blk:hover { stroke: #000000; stroke-width: 2; }
+table.stats { border-collapse: collapse; font-size: 13px; margin: 6px 0 0 70px; }
+table.stats th, table.stats td { border: 1px solid #d0d4da; padding: 3px 10px; text-align: right; }
+table.stats th { background: #f3f4f6; }
+table.stats tr.all td { font-weight: bold; }
+p.note { font-size: 12px; color: #555555; max-width: 900px; }
+)";
+
+// The SVG's own title names the schedule; the heading says where the times come from.
+std::string heading_of(const Timeline& t) {
+  const std::string unit = t.unit == "unit" ? "simulator units" : unit_name(t.unit);
+  if (t.source == "planned") return fmt::format("Planned: the simulator's times, in {}", unit);
+  if (t.source == "measured") return fmt::format("Measured: the stage actors' clocks, in {}", unit);
+  return fmt::format("{}: times in {}", t.source, unit);
+}
+
+std::string swatch(const std::string& colour, const std::string& text) {
+  return fmt::format("<span class=\"item\"><span class=\"swatch\" style=\"background:{}\"></span>{}</span>\n", colour,
+                     text);
+}
+
+// Kinds and chunks seen in any of the timelines, so the legend lists only what is drawn.
+std::string legend(const std::vector<Timeline>& timelines) {
+  bool kinds[kActionKinds] = {};
+  bool transfers = false;
+  int chunks = 1;
+  for (const Timeline& t : timelines) {
+    chunks = std::max(chunks, t.chunks);
+    for (const auto& stage : t.spans) {
+      for (const Span& s : stage) {
+        kinds[static_cast<int>(s.action.kind)] = true;
+        transfers = transfers || !is_compute(s.action.kind);
+      }
+    }
+  }
+  const struct {
+    ActionKind kind;
+    const char* name;
+  } compute[] = {{ActionKind::kForward, "F forward"},
+                 {ActionKind::kBackward, "B backward"},
+                 {ActionKind::kWeight, "W weight gradient"}};
+  std::string html = "<div class=\"legend\">\n";
+  for (const auto& c : compute) {
+    if (!kinds[static_cast<int>(c.kind)]) continue;
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const std::string text = chunks > 1 ? fmt::format("{}, chunk {}", c.name, chunk) : std::string(c.name);
+      html += swatch(action_colour(c.kind, chunk, chunks), text);
+    }
+  }
+  html += swatch(idle_colour(), "idle");
+  if (transfers) {
+    html +=
+        fmt::format("<span class=\"item\"><span class=\"tick\" style=\"background:{}\"></span>send / receive</span>\n",
+                    action_colour(ActionKind::kSendActivation));
+  }
+  html += fmt::format("<span class=\"item\">labels: micro-batch{}</span>\n", chunks > 1 ? ".chunk" : "");
+  html += "</div>\n";
+  return html;
+}
+
+std::string stats_table(const Timeline& t) {
+  const TimelineStats stats = timeline_stats(t);
+  const std::string unit = unit_name(t.unit);
+  std::string html = "<table class=\"stats\">\n";
+  html += fmt::format(
+      "<tr><th>stage</th><th>F/B/W actions</th><th>busy ({0})</th><th>idle ({0})</th><th>bubble fraction</th>"
+      "<th>peak stashed</th></tr>\n",
+      xml_escape(unit));
+  int actions = 0;
+  int peak = 0;
+  double busy = 0;
+  for (size_t s = 0; s < stats.stages.size(); ++s) {
+    const StageStats& st = stats.stages[s];
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.3f}</td><td>{}</td></tr>\n", s,
+                        st.compute_actions, st.busy, st.idle, st.bubble_fraction, st.peak_stashed);
+    actions += st.compute_actions;
+    peak = std::max(peak, st.peak_stashed);
+    busy += st.busy;
+  }
+  const double idle = static_cast<double>(stats.stages.size()) * stats.makespan - busy;
+  html += fmt::format(
+      "<tr class=\"all\"><td>all</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.3f}</td><td>max {}</td></tr>\n",
+      actions, busy, idle, stats.bubble_fraction, peak);
+  html += "</table>\n";
+  html += fmt::format("<p class=\"note\">makespan {:g} {}; bubble fraction = idle / (stages \xc3\x97 makespan).</p>\n",
+                      stats.makespan, xml_escape(unit));
+  return html;
+}
+
+}  // namespace
+
+std::string render_html(const std::vector<Timeline>& timelines, const HtmlOptions& options) {
+  std::string title = options.title;
+  if (title.empty() && !timelines.empty()) {
+    const Timeline& t = timelines.front();
+    title = fmt::format("Pipeline schedule {} (p = {}, m = {}, v = {})", t.schedule.empty() ? "(parsed)" : t.schedule,
+                        t.stages, t.micro_batches, t.chunks);
+  }
+  if (title.empty()) title = "Pipeline schedule";
+  SvgOptions svg = options.svg;
+  svg.standalone = false;
+
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += fmt::format("<title>{}</title>\n<style>\n{}</style>\n</head>\n<body>\n", xml_escape(title), kStyle);
+  html += fmt::format("<h1>{}</h1>\n", xml_escape(title));
+  html += legend(timelines);
+  for (const Timeline& t : timelines) {
+    html += fmt::format("<section class=\"{}\">\n<h2>{}</h2>\n", xml_escape(t.source), xml_escape(heading_of(t)));
+    html += "<div class=\"picture\">\n" + render_svg(t, svg) + "</div>\n";
+    html += stats_table(t);
+    html += "</section>\n";
+  }
+  html +=
+      "<p class=\"note\">Each row is a stage; each block one forward (F), backward (B) or weight-gradient (W) pass "
+      "of the micro-batch written on it, from its start to its finish. The light lane between blocks is idle time. "
+      "Peak stashed: the most micro-batches whose activations a stage held at once (F done, B \xe2\x80\x94 or W "
+      "\xe2\x80\x94 not yet). "
+      "Hover over a block for its exact times.</p>\n";
+  html += "</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace sf::pipeline

@@ -1,0 +1,268 @@
+// The SVG picture of a timeline. Layout, top to bottom: two title lines; one row per stage
+// (stage label on the left, a light lane, the blocks, the stage's idle share and stash on the
+// right); the time axis. Times map linearly onto the lane from the earliest start to the
+// latest finish. Text sizes are estimated from DejaVu Sans' advance widths (about 0.64 em per
+// digit), which is what a bare Debian renders with; a label that would not fit its block is
+// left out and the block's tooltip still names it.
+#include <shardflow/pipeline/render_svg.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <shardflow/pipeline/timeline_stats.h>
+
+namespace sf::pipeline {
+namespace {
+
+constexpr int kLeft = 70;    // stage labels
+constexpr int kRight = 150;  // per-stage idle share and stash
+constexpr int kTop = 64;     // two title lines
+constexpr int kBottom = 50;  // axis, tick labels and axis title
+constexpr int kRowGap = 6;
+constexpr const char* kFont = "DejaVu Sans, Verdana, Arial, sans-serif";
+constexpr const char* kTickColour = "#555555";
+
+struct Rgb {
+  int r, g, b;
+};
+
+Rgb base_colour(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kForward:
+      return {0x3b, 0x6f, 0xb6};  // blue
+    case ActionKind::kBackward:
+      return {0x3a, 0x9a, 0x4a};  // green
+    case ActionKind::kWeight:
+      return {0xe0, 0x7b, 0x1f};  // orange
+    default:
+      return {0x55, 0x55, 0x55};
+  }
+}
+
+// Chunk 0 in the full colour, the last chunk mixed half-way to white.
+Rgb shade(Rgb c, int chunk, int chunks) {
+  const double f = chunks > 1 ? 0.5 * std::clamp(chunk, 0, chunks - 1) / (chunks - 1) : 0.0;
+  const auto mix = [f](int x) { return static_cast<int>(std::lround(x + (255 - x) * f)); };
+  return {mix(c.r), mix(c.g), mix(c.b)};
+}
+
+std::string hex(Rgb c) { return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.b); }
+
+// Dark text on light fills, white text on dark ones.
+const char* text_colour(Rgb c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b < 140 ? "#ffffff" : "#1a1a1a"; }
+
+double text_width(std::string_view text, double font_px) { return 0.64 * font_px * static_cast<double>(text.size()); }
+
+// 1, 2 or 5 times a power of ten, giving about `target` ticks over `range`.
+double nice_step(double range, int target) {
+  const double raw = range / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double n = raw / mag;
+  return (n < 1.5 ? 1 : n < 3 ? 2 : n < 7 ? 5 : 10) * mag;
+}
+
+// How the axis writes times: the scale from the timeline's unit and the unit's name.
+struct AxisUnit {
+  double scale;
+  std::string name;
+};
+AxisUnit axis_unit(const std::string& unit, double makespan) {
+  if (unit == "unit") return {1, "simulator units"};
+  if (unit == "us" && makespan >= 5000) return {1e-3, "ms"};
+  return {1, unit_name(unit)};
+}
+
+std::string schedule_label(const Timeline& t) { return t.schedule.empty() ? "(parsed schedule)" : t.schedule; }
+
+std::string stash_list(const TimelineStats& stats) {
+  std::string list;
+  for (size_t s = 0; s < stats.stages.size(); ++s) {
+    list += fmt::format("{}{}", s == 0 ? "" : ", ", stats.stages[s].peak_stashed);
+  }
+  return list;
+}
+
+std::string label_of(const Timeline& t, const Action& a) {
+  return t.chunks > 1 ? fmt::format("{}.{}", a.micro_batch, a.chunk) : fmt::format("{}", a.micro_batch);
+}
+
+// Wide enough for a 12 px label on a block of the typical duration of the quickest kind (the
+// smallest of the F, B and W medians), within limits.
+int auto_width(const Timeline& t, const TimelineStats& stats) {
+  constexpr int kMin = 1200, kMax = 4000;
+  std::vector<double> durations[kActionKinds];
+  size_t label = 1;
+  for (const auto& stage : t.spans) {
+    for (const Span& s : stage) {
+      if (!is_compute(s.action.kind)) continue;
+      durations[static_cast<int>(s.action.kind)].push_back(s.finish - s.start);
+      label = std::max(label, label_of(t, s.action).size());
+    }
+  }
+  double typical = -1;
+  for (auto& d : durations) {
+    if (d.empty()) continue;
+    std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+    typical = typical < 0 ? d[d.size() / 2] : std::min(typical, d[d.size() / 2]);
+  }
+  if (typical < 0 || stats.makespan <= 0) return kMin;
+  if (typical == 0) return kMax;
+  const double need = stats.makespan / typical * (text_width(std::string(label, '0'), 12) + 6) + kLeft + kRight;
+  return static_cast<int>(std::clamp(need, double(kMin), double(kMax)));
+}
+
+}  // namespace
+
+std::string action_colour(ActionKind kind, int chunk, int chunks) {
+  if (!is_compute(kind)) return kTickColour;
+  return hex(shade(base_colour(kind), chunk, chunks));
+}
+
+std::string unit_name(std::string_view unit) {
+  if (unit == "unit") return "units";
+  if (unit == "us") return "\xc2\xb5s";
+  return std::string(unit);
+}
+
+std::string idle_colour() { return "#eceef2"; }
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_svg(const Timeline& t, const SvgOptions& o) {
+  const TimelineStats stats = timeline_stats(t);
+  const int p = static_cast<int>(t.spans.size());
+  const int row_h = std::max(o.row_height, 14);
+  const int plot_w = std::max((o.width > 0 ? o.width : auto_width(t, stats)) - kLeft - kRight, 100);
+  const int width = kLeft + plot_w + kRight;
+  const int rows_h = p * (row_h + kRowGap) - (p > 0 ? kRowGap : 0);
+  const int height = kTop + rows_h + kBottom;
+  const double t0 = stats.start;
+  const double range = stats.makespan > 0 ? stats.makespan : 1;
+  const auto x_of = [&](double time) { return kLeft + (time - t0) / range * plot_w; };
+  const AxisUnit axis = axis_unit(t.unit, stats.makespan);
+
+  std::string svg;
+  if (o.standalone) {
+    svg += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    svg += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\"",
+                       width, height);
+  } else {
+    svg += fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\"", width, height);
+  }
+  svg += fmt::format(" font-family=\"{}\" font-size=\"12\" class=\"timeline {}\">\n", kFont, xml_escape(t.source));
+  svg += fmt::format("<rect class=\"background\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+                     width, height);
+
+  // Title: what was scheduled, then what it cost.
+  svg += fmt::format(
+      "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"16\" font-weight=\"bold\" fill=\"#1a1a1a\">{} \xc2\xb7 p = "
+      "{} stages, m = {} micro-batches, v = {} chunk{} \xc2\xb7 {}</text>\n",
+      kLeft, xml_escape(schedule_label(t)), t.stages, t.micro_batches, t.chunks, t.chunks == 1 ? "" : "s",
+      xml_escape(t.source));
+  svg += fmt::format(
+      "<text class=\"subtitle\" x=\"{}\" y=\"44\" font-size=\"13\" fill=\"#333333\">bubble fraction {:.3f} ({:.1f}% "
+      "idle) \xc2\xb7 makespan {:.4g} {} \xc2\xb7 peak stashed activations per stage: {}</text>\n",
+      kLeft, stats.bubble_fraction, 100 * stats.bubble_fraction, stats.makespan * axis.scale, xml_escape(axis.name),
+      stash_list(stats));
+
+  for (int s = 0; s < p; ++s) {
+    const int y = kTop + s * (row_h + kRowGap);
+    const StageStats& st = stats.stages[s];
+    svg += fmt::format("<g class=\"stage\" id=\"stage-{}\">\n", s);
+    svg +=
+        fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"13\" fill=\"#1a1a1a\">stage {}</text>\n",
+                    kLeft - 8, y + row_h / 2 + 5, s);
+    svg += fmt::format("<rect class=\"lane\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", kLeft, y,
+                       plot_w, row_h, idle_colour());
+    for (const Span& span : t.spans[s]) {
+      const std::string text = to_string(span.action);
+      const std::string tip =
+          fmt::format("stage {} {}: start {:g}, finish {:g} {}", s, text, span.start, span.finish, unit_name(t.unit));
+      const double x0 = x_of(span.start);
+      const double x1 = x_of(span.finish);
+      if (!is_compute(span.action.kind)) {
+        // A send or receive: a tick at its end, at the foot of the row.
+        svg += fmt::format(
+            "<line class=\"xfer {}\" x1=\"{:.2f}\" y1=\"{}\" x2=\"{:.2f}\" y2=\"{}\" stroke=\"{}\" "
+            "stroke-width=\"1.5\"><title>{}</title></line>\n",
+            kind_name(span.action.kind), x1, y + row_h - 7, x1, y + row_h, kTickColour, xml_escape(tip));
+        continue;
+      }
+      const Rgb fill = shade(base_colour(span.action.kind), span.action.chunk, t.chunks);
+      const double w = std::max(x1 - x0, 0.5);
+      svg += fmt::format(
+          "<rect class=\"blk {}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" "
+          "stroke-width=\"1\"><title>{}</title></rect>\n",
+          kind_name(span.action.kind), x0, y + 2, w, row_h - 4, hex(fill), xml_escape(tip));
+      const std::string label = label_of(t, span.action);
+      for (double font : {12.0, 9.0}) {
+        if (text_width(label, font) + 4 > w) continue;
+        svg += fmt::format(
+            "<text class=\"label\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"{:g}\" fill=\"{}\" "
+            "pointer-events=\"none\">{}</text>\n",
+            x0 + w / 2, y + row_h / 2.0 + font * 0.36, font, text_colour(fill), label);
+        break;
+      }
+    }
+    svg += fmt::format(
+        "<text class=\"stage-stats\" x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">idle {:.1f}% \xc2\xb7 stash "
+        "{}</text>\n",
+        kLeft + plot_w + 8, y + row_h / 2 + 4, 100 * st.bubble_fraction, st.peak_stashed);
+    svg += "</g>\n";
+  }
+
+  // Time axis: a base line, ticks at round values, the unit.
+  const int ay = kTop + rows_h + 6;
+  svg += "<g class=\"axis\">\n";
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333333\" stroke-width=\"1\"/>\n", kLeft,
+                     ay, kLeft + plot_w, ay);
+  if (stats.makespan > 0) {
+    const double lo = t0 * axis.scale;
+    const double hi = (t0 + stats.makespan) * axis.scale;
+    const double step = nice_step(hi - lo, std::max(2, plot_w / 90));
+    for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k += 1) {
+      const double value = k * step;
+      const double x = x_of(value / axis.scale);
+      svg += fmt::format("<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"#333333\"/>\n", x, ay,
+                         ay + 5);
+      svg += fmt::format(
+          "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333333\">{:g}</text>\n", x,
+          ay + 18, std::abs(value) < step * 1e-9 ? 0.0 : value);
+    }
+  }
+  svg +=
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333333\">time ({})</text>\n",
+                  kLeft + plot_w / 2, ay + 38, xml_escape(axis.name));
+  svg += "</g>\n</svg>\n";
+  return svg;
+}
+
+}  // namespace sf::pipeline

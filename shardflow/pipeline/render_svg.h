@@ -1,0 +1,49 @@
+// A pipeline timeline (pipeline/timeline.h) drawn as an SVG picture: one row per stage, one
+// block per F, B or W at its start and finish, coloured by kind (F blue, B green, W orange; a
+// lighter shade for each later model chunk) and labelled with its micro-batch (and .chunk
+// when the schedule has chunks). Sends and receives are thin ticks at the foot of the row,
+// not blocks. Idle time is the light lane showing between blocks. A title states the
+// schedule, p, m, v and the source, the bubble fraction and the peak stash of every stage
+// (pipeline/timeline_stats.h); each row ends with its own idle share and stash; a time axis
+// runs along the bottom.
+//
+// Every compute block is a <rect class="blk K"> (K = F, B or W) holding a <title> tooltip with
+// the stage, action, start and finish; nothing else in the picture has the class blk, so a
+// test or a script can count blocks. Sends and receives are <line class="xfer ...">.
+//
+// Threading: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <shardflow/pipeline/timeline.h>
+
+namespace sf::pipeline {
+
+struct SvgOptions {
+  // The whole picture, in px; the time axis gets what the labels leave. 0: wide enough that a
+  // block of typical duration has room for its label, from 1200 up to 4000 px.
+  int width = 0;
+  int row_height = 34;     // one stage's row, in px
+  bool standalone = true;  // an .svg file (XML declaration, xmlns); false to inline it in HTML
+};
+
+// The picture as SVG text.
+std::string render_svg(const Timeline& timeline, const SvgOptions& options = {});
+
+// The fill of a block of `kind` on `chunk` of `chunks`, "#rrggbb"; the HTML legend uses it too.
+// Sends and receives get the tick colour.
+std::string action_colour(ActionKind kind, int chunk = 0, int chunks = 1);
+
+// The colour of the idle lane behind the blocks, "#rrggbb".
+std::string idle_colour();
+
+// How pictures and tables write a timeline unit: "units" for the simulator's, "\u00b5s" for "us",
+// any other unit as it is.
+std::string unit_name(std::string_view unit);
+
+// `text` with &, <, >, " and ' written as XML entities.
+std::string xml_escape(std::string_view text);
+
+}  // namespace sf::pipeline

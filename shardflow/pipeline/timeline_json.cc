@@ -1,0 +1,210 @@
+// Timeline JSON and Chrome trace JSON (formats in pipeline/timeline_json.h and
+// docs/pipeline_viz.md). Objects keep their fields in the order written (ordered_json), and
+// every span or event goes on a line of its own so that the files diff and grep well.
+#include <shardflow/pipeline/timeline_json.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/error.h>
+#include <shardflow/core/text_file.h>
+#include <shardflow/pipeline/timeline_stats.h>
+
+namespace sf::pipeline {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kFormat = "shardflow-timeline";
+constexpr int kVersion = 1;
+
+void check_finite(const Timeline& t) {
+  for (size_t s = 0; s < t.spans.size(); ++s) {
+    for (const Span& span : t.spans[s]) {
+      SF_ENFORCE(std::isfinite(span.start) && std::isfinite(span.finish), InvalidArgument,
+                 "timeline: stage {} action '{}' has a non-finite time ({} to {})", s, to_string(span.action),
+                 span.start, span.finish);
+    }
+  }
+}
+
+// Field `key` of `obj` as T, or an IoError naming the origin, the place and the field.
+template <typename T>
+T field(const Json& obj, const char* key, std::string_view origin, std::string_view where) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) SF_THROW(IoError, "{}: {} has no field '{}'", origin, where, key);
+  try {
+    return it->template get<T>();
+  } catch (const Json::exception&) {
+    SF_THROW(IoError, "{}: {} field '{}' is {}, not the expected type", origin, where, key, it->dump());
+  }
+}
+
+}  // namespace
+
+double microseconds_per_unit(std::string_view unit) {
+  if (unit == "us") return 1;
+  if (unit == "ms") return 1e3;
+  if (unit == "s") return 1e6;
+  if (unit == "ns") return 1e-3;
+  if (unit == "unit") return 1e3;
+  SF_THROW(InvalidArgument, "timeline unit '{}' is not one of us, ms, s, ns, unit", unit);
+}
+
+std::string timeline_to_json(const Timeline& t) {
+  microseconds_per_unit(t.unit);
+  check_finite(t);
+  Json head;
+  head["format"] = kFormat;
+  head["version"] = kVersion;
+  head["schedule"] = t.schedule;
+  head["source"] = t.source;
+  head["unit"] = t.unit;
+  head["stages"] = t.stages;
+  head["micro_batches"] = t.micro_batches;
+  head["chunks"] = t.chunks;
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace; the spans follow
+  text += ",\n\"spans\": [";
+  for (size_t s = 0; s < t.spans.size(); ++s) {
+    text += s == 0 ? "\n [" : ",\n [";
+    for (size_t i = 0; i < t.spans[s].size(); ++i) {
+      const Span& span = t.spans[s][i];
+      Json j;
+      j["action"] = to_string(span.action);
+      j["start"] = span.start;
+      j["finish"] = span.finish;
+      text += i == 0 ? "\n  " : ",\n  ";
+      text += j.dump();
+    }
+    text += "]";
+  }
+  text += "]}\n";
+  return text;
+}
+
+Timeline timeline_from_json(std::string_view text, std::string_view origin) {
+  Json doc;
+  try {
+    doc = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    SF_THROW(IoError, "{}: not JSON ({})", origin, e.what());
+  }
+  SF_ENFORCE(doc.is_object(), IoError, "{}: a timeline is a JSON object, not {}", origin, doc.type_name());
+  if (doc.contains("format")) {
+    const auto format = field<std::string>(doc, "format", origin, "the timeline");
+    SF_ENFORCE(format == kFormat, IoError, "{}: format is '{}', not '{}'", origin, format, kFormat);
+  }
+  if (doc.contains("version")) {
+    const int version = field<int>(doc, "version", origin, "the timeline");
+    SF_ENFORCE(version == kVersion, IoError, "{}: version {} (this reader knows version {})", origin, version,
+               kVersion);
+  }
+  Timeline t;
+  t.schedule = doc.contains("schedule") ? field<std::string>(doc, "schedule", origin, "the timeline") : "";
+  t.source = field<std::string>(doc, "source", origin, "the timeline");
+  t.unit = field<std::string>(doc, "unit", origin, "the timeline");
+  t.stages = field<int>(doc, "stages", origin, "the timeline");
+  t.micro_batches = field<int>(doc, "micro_batches", origin, "the timeline");
+  t.chunks = field<int>(doc, "chunks", origin, "the timeline");
+  try {
+    microseconds_per_unit(t.unit);
+  } catch (const InvalidArgument& e) {
+    SF_THROW(IoError, "{}: {}", origin, e.what());
+  }
+  SF_ENFORCE(t.stages >= 1 && t.micro_batches >= 1 && t.chunks >= 1, IoError,
+             "{}: stages {}, micro_batches {} and chunks {} must all be at least 1", origin, t.stages, t.micro_batches,
+             t.chunks);
+  const auto spans = doc.find("spans");
+  SF_ENFORCE(spans != doc.end() && spans->is_array(), IoError, "{}: the timeline has no 'spans' array", origin);
+  SF_ENFORCE(static_cast<int>(spans->size()) == t.stages, IoError, "{}: {} span lists for {} stages", origin,
+             spans->size(), t.stages);
+  t.spans.resize(t.stages);
+  for (int s = 0; s < t.stages; ++s) {
+    const Json& list = (*spans)[s];
+    SF_ENFORCE(list.is_array(), IoError, "{}: spans of stage {} are not an array", origin, s);
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = fmt::format("stage {} span {}", s, i);
+      SF_ENFORCE(list[i].is_object(), IoError, "{}: {} is not an object", origin, where);
+      Span span;
+      const auto text_form = field<std::string>(list[i], "action", origin, where);
+      try {
+        span.action = parse_action(text_form);
+      } catch (const InvalidArgument& e) {
+        SF_THROW(IoError, "{}: {}: {}", origin, where, e.what());
+      }
+      span.start = field<double>(list[i], "start", origin, where);
+      span.finish = field<double>(list[i], "finish", origin, where);
+      SF_ENFORCE(span.finish >= span.start, IoError, "{}: {} '{}' finishes at {} before it starts at {}", origin, where,
+                 text_form, span.finish, span.start);
+      SF_ENFORCE(span.action.micro_batch < t.micro_batches && span.action.chunk < t.chunks, IoError,
+                 "{}: {} '{}' is outside {} micro-batches and {} chunks", origin, where, text_form, t.micro_batches,
+                 t.chunks);
+      t.spans[s].push_back(span);
+    }
+  }
+  return t;
+}
+
+void write_timeline_file(const std::string& path, const Timeline& timeline) {
+  write_text_file(path, timeline_to_json(timeline));
+}
+
+Timeline read_timeline_file(const std::string& path) { return timeline_from_json(read_text_file(path), path); }
+
+std::string chrome_trace_json(const Timeline& t) {
+  const double us = microseconds_per_unit(t.unit);
+  check_finite(t);
+  const TimelineStats stats = timeline_stats(t);
+  std::vector<std::string> events;
+  const auto add = [&](const Json& e) { events.push_back(e.dump()); };
+  for (size_t s = 0; s < t.spans.size(); ++s) {
+    const int pid = static_cast<int>(s);
+    add({{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", pid},
+         {"tid", 0},
+         {"args", {{"name", fmt::format("stage {}", s)}}}});
+    add({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", pid}}}});
+    add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", "compute"}}}});
+    add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", "send/recv"}}}});
+  }
+  for (size_t s = 0; s < t.spans.size(); ++s) {
+    for (const Span& span : t.spans[s]) {
+      const bool compute = is_compute(span.action.kind);
+      add({{"name", to_string(span.action)},
+           {"cat", std::string(kind_name(span.action.kind))},
+           {"ph", "X"},
+           {"pid", static_cast<int>(s)},
+           {"tid", compute ? 0 : 1},
+           {"ts", span.start * us},
+           {"dur", (span.finish - span.start) * us},
+           {"args", {{"micro_batch", span.action.micro_batch}, {"chunk", span.action.chunk}}}});
+    }
+  }
+  Json other;
+  other["format"] = "shardflow-timeline-trace";
+  other["schedule"] = t.schedule;
+  other["source"] = t.source;
+  other["unit"] = t.unit;
+  other["us_per_unit"] = us;
+  other["time_scale"] = t.unit == "unit" ? std::string("1 simulator unit = 1000 us (ts and dur are not measured)")
+                                         : fmt::format("1 {} = {} us", t.unit, us);
+  other["stages"] = t.stages;
+  other["micro_batches"] = t.micro_batches;
+  other["chunks"] = t.chunks;
+  other["bubble_fraction"] = stats.bubble_fraction;
+  Json peaks = Json::array();
+  for (const StageStats& st : stats.stages) peaks.push_back(st.peak_stashed);
+  other["peak_stashed"] = peaks;
+
+  std::string text = "{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + other.dump() + ",\n\"traceEvents\": [";
+  for (size_t i = 0; i < events.size(); ++i) {
+    text += i == 0 ? "\n " : ",\n ";
+    text += events[i];
+  }
+  text += "]}\n";
+  return text;
+}
+
+}  // namespace sf::pipeline

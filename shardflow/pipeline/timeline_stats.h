@@ -1,0 +1,42 @@
+// Figures read off a timeline (pipeline/timeline.h), planned or measured, the same way: how long
+// each stage computed, how long it sat idle, and how many micro-batches' activations it held
+// at once. For a planned timeline of a compute-only schedule they equal the simulator's
+// (pipeline/simulator.h); tests/pipeline/timeline_test.cc checks that.
+//
+// Definitions (docs/pipeline_viz.md):
+//   makespan         latest finish - earliest start, over every span of every stage
+//   busy             sum of a stage's F, B and W durations; sends and receives count as idle,
+//                    since a measured receive is mostly waiting
+//   idle             makespan - busy
+//   bubble fraction  idle / makespan per stage; over the pipeline, idle share of p × makespan
+//   peak stashed     most (micro-batch, chunk) pairs on the stage whose F has run and whose B
+//                    (W, when the timeline has any W) has not, walking the stage in time order
+//
+// Threading: pure functions.
+#pragma once
+
+#include <vector>
+
+#include <shardflow/pipeline/timeline.h>
+
+namespace sf::pipeline {
+
+struct StageStats {
+  double busy = 0;
+  double idle = 0;
+  double bubble_fraction = 0;
+  int peak_stashed = 0;
+  int compute_actions = 0;  // F, B and W spans
+};
+
+struct TimelineStats {
+  double start = 0;   // earliest start over all stages
+  double finish = 0;  // latest finish
+  double makespan = 0;
+  double bubble_fraction = 0;  // idle share of stages × makespan
+  std::vector<StageStats> stages;
+};
+
+TimelineStats timeline_stats(const Timeline& timeline);
+
+}  // namespace sf::pipeline

@@ -1,0 +1,37 @@
+// The whole shardflow library API in one include.
+#pragma once
+
+#include <shardflow/actors/runtime.h>
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/comm.h>
+#include <shardflow/core/error.h>
+#include <shardflow/core/rng.h>
+#include <shardflow/core/serialize.h>
+#include <shardflow/core/tensor.h>
+#include <shardflow/data/dataset.h>
+#include <shardflow/ops/autodiff.h>
+#include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_builder.h>
+#include <shardflow/ops/printer.h>
+#include <shardflow/parallel/context.h>
+#include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/strategy_file.h>
+#include <shardflow/pipeline/action.h>
+#include <shardflow/pipeline/schedule.h>
+#include <shardflow/pipeline/simulator.h>
+#include <shardflow/pipeline/timeline_json.h>
+#include <shardflow/pipeline/timeline_stats.h>
+#include <shardflow/train/callback.h>
+#include <shardflow/train/checkpoint.h>
+#include <shardflow/train/conv_layers.h>
+#include <shardflow/train/gather_parameters.h>
+#include <shardflow/train/grad_reducer.h>
+#include <shardflow/train/layers.h>
+#include <shardflow/train/losses.h>
+#include <shardflow/train/mlp.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/optimizer.h>
+#include <shardflow/train/pipeline_cell.h>
+#include <shardflow/train/rank_log.h>
+#include <shardflow/train/save_graphs.h>
+#include <shardflow/train/value_and_grad.h>

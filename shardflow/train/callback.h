@@ -1,0 +1,81 @@
+// Training callbacks (MindSpore's LossMonitor, TimeMonitor, ModelCheckpoint) and the run
+// context Model::train hands them. Callbacks run between steps, one at a time, on a runtime
+// worker thread (not necessarily the thread that called train()).
+#pragma once
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <shardflow/train/optimizer.h>
+
+namespace sf {
+
+struct RunContext {
+  int64_t epoch = 0;          // 1-based, as MindSpore prints it
+  int64_t step_in_epoch = 0;  // 1-based
+  int64_t steps_per_epoch = 0;
+  int64_t global_step = 0;
+  int64_t epochs = 0;
+  float loss = 0;
+  nn::Optimizer* optimizer = nullptr;
+};
+
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual void on_train_begin(const RunContext&) {}
+  virtual void on_epoch_begin(const RunContext&) {}
+  virtual void on_step_end(const RunContext&) {}
+  virtual void on_epoch_end(const RunContext&) {}
+  virtual void on_train_end(const RunContext&) {}
+};
+
+using CallbackPtr = std::shared_ptr<Callback>;
+
+// Prints "epoch: 1 step: 20, loss is 2.241283893585205" every `per_print` steps of an epoch.
+class LossMonitor : public Callback {
+ public:
+  explicit LossMonitor(int64_t per_print = 1, std::ostream& out = std::cout);
+  void on_step_end(const RunContext& ctx) override;
+
+ private:
+  int64_t per_print_;
+  std::ostream& out_;
+};
+
+// Prints "Train epoch time: 1234.567 ms, per step time: 0.658 ms" after each epoch.
+class TimeMonitor : public Callback {
+ public:
+  explicit TimeMonitor(std::ostream& out = std::cout) : out_(out) {}
+  void on_epoch_begin(const RunContext&) override { start_ = std::chrono::steady_clock::now(); }
+  void on_epoch_end(const RunContext& ctx) override;
+
+ private:
+  std::ostream& out_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Saves the parameters and optimizer state as "<directory>/<prefix>-<epoch>_<step>.ckpt",
+// every `save_steps` global steps, or after each epoch when save_steps is 0.
+class ModelCheckpoint : public Callback {
+ public:
+  ModelCheckpoint(std::string prefix = "checkpoint", std::string directory = ".", int64_t save_steps = 0);
+  void on_step_end(const RunContext& ctx) override;
+  void on_epoch_end(const RunContext& ctx) override;
+  // Paths written so far, oldest first.
+  const std::vector<std::string>& saved() const { return saved_; }
+
+ private:
+  void save(const RunContext& ctx);
+  std::string prefix_, directory_;
+  int64_t save_steps_;
+  std::vector<std::string> saved_;
+};
+
+// The loss as MindSpore prints it: the shortest decimal that round-trips the value as a double.
+std::string format_loss(float loss);
+
+}  // namespace sf

@@ -1,0 +1,29 @@
+// Loss functions as MindSpore's nn losses: each adds the ops that turn (logits, labels)
+// into an f32 scalar.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <shardflow/ops/builder.h>
+
+namespace sf::nn {
+
+class LossFn {
+ public:
+  virtual ~LossFn() = default;
+  virtual Value operator()(GraphBuilder& b, Value logits, Value labels) const = 0;
+};
+
+// Sparse softmax cross entropy, mean over the batch; labels are i32 class ids.
+class CrossEntropyLoss : public LossFn {
+ public:
+  Value operator()(GraphBuilder& b, Value logits, Value labels) const override;
+};
+
+class MSELoss : public LossFn {
+ public:
+  Value operator()(GraphBuilder& b, Value pred, Value target) const override;
+};
+
+}  // namespace sf::nn

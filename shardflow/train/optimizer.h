@@ -1,0 +1,80 @@
+// Optimizers: update parameters in place from their gradients (MindSpore nn.SGD,
+// nn.Momentum, nn.Adam semantics). step() is called between runtime steps, never during.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <shardflow/train/parameter.h>
+
+namespace sf::nn {
+
+class Optimizer {
+ public:
+  Optimizer(ParameterList params, float learning_rate);
+  virtual ~Optimizer() = default;
+
+  // grads[i] is the gradient of parameters()[i] (same shape; checked).
+  void step(const std::vector<Tensor>& grads);
+  const ParameterList& parameters() const { return params_; }
+  float learning_rate() const { return lr_; }
+  int64_t global_step() const { return global_step_; }
+  // Named state tensors ("moments.fc.weight", ...), saved in checkpoints with the parameters.
+  virtual std::vector<std::pair<std::string, Tensor>> state() { return {}; }
+  void set_global_step(int64_t s) { global_step_ = s; }
+  // The learning rate if this optimizer is plain SGD, which a training graph can run
+  // in-place (train/sgd_in_graph.h); then the graph updates and count_step() is called.
+  virtual std::optional<float> in_graph_sgd_rate() const { return std::nullopt; }
+  void count_step() { ++global_step_; }
+
+ protected:
+  virtual void update(size_t i, Tensor& param, const Tensor& grad) = 0;
+  ParameterList params_;
+  float lr_;
+  int64_t global_step_ = 0;
+};
+
+// p -= lr * (g + weight_decay * p); with momentum: v = momentum * v + g, p -= lr * v.
+class SGD : public Optimizer {
+ public:
+  SGD(ParameterList params, float learning_rate, float momentum = 0.0f, float weight_decay = 0.0f);
+  std::vector<std::pair<std::string, Tensor>> state() override;
+  std::optional<float> in_graph_sgd_rate() const override {
+    return momentum_ == 0 && weight_decay_ == 0 ? std::optional<float>(lr_) : std::nullopt;
+  }
+
+ protected:
+  void update(size_t i, Tensor& param, const Tensor& grad) override;
+
+ private:
+  float momentum_, weight_decay_;
+  std::vector<Tensor> moments_;
+};
+
+// MindSpore nn.Momentum: v = momentum * v + g; p -= lr * v.
+class Momentum : public SGD {
+ public:
+  Momentum(ParameterList params, float learning_rate, float momentum);
+};
+
+// Adam with bias correction (MindSpore nn.Adam defaults).
+class Adam : public Optimizer {
+ public:
+  Adam(ParameterList params, float learning_rate, float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f);
+  std::vector<std::pair<std::string, Tensor>> state() override;
+
+ protected:
+  void update(size_t i, Tensor& param, const Tensor& grad) override;
+
+ private:
+  float beta1_, beta2_, eps_;
+  std::vector<Tensor> m_, v_;
+};
+
+// "sgd", "momentum" (0.9) or "adam"; throws NotFound naming the unknown name.
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, ParameterList params, float learning_rate);
+
+}  // namespace sf::nn

@@ -1,0 +1,166 @@
+#include <shardflow/train/pipeline_step.h>
+
+#include <exception>
+#include <map>
+#include <set>
+
+#include <shardflow/comm/all_reduce.h>
+#include <shardflow/comm/broadcast.h>
+#include <shardflow/comm/rank_context.h>
+#include <shardflow/core/error.h>
+#include <shardflow/pipeline/stage_split.h>
+#include <shardflow/train/pipeline_stages.h>
+
+namespace sf {
+
+PipelineStep::PipelineStep(nn::PipelineCell& cell, std::shared_ptr<nn::Optimizer> optimizer,
+                           const AutoParallelContext& context, int devices, bool record_timeline)
+    : cell_(cell),
+      optimizer_(std::move(optimizer)),
+      stages_(context.pipeline_stages),
+      chunks_(context.pipeline_interleave),
+      dp_(devices / std::max(context.pipeline_stages, 1)),
+      micro_(cell.micro_size()),
+      gradients_mean_(context.gradients_mean),
+      record_(record_timeline) {
+  SF_ENFORCE(devices % stages_ == 0, InvalidArgument,
+             "pipeline: pipeline_stages {} does not divide the {} devices: stages x data-parallel replicas must "
+             "equal the device count",
+             stages_, devices);
+  SF_ENFORCE(micro_ >= stages_, InvalidArgument,
+             "pipeline: micro_size {} is smaller than pipeline_stages {}; each stage needs a micro-batch of its "
+             "own (micro_size >= stages)",
+             micro_, stages_);
+  const pipeline::ScheduleKind kind = pipeline::schedule_kind(context.pipeline_scheduler);
+  SF_ENFORCE(chunks_ == 1 || kind == pipeline::ScheduleKind::kInterleaved1F1B, InvalidArgument,
+             "pipeline: pipeline_interleave {} needs pipeline_scheduler 'interleaved_1f1b', not '{}'", chunks_,
+             context.pipeline_scheduler);
+  schedule_ = pipeline::make_schedule(kind, stages_, micro_, chunks_);
+}
+
+void PipelineStep::build_agreed(const std::vector<Tensor>& batch) {
+  // Most refusals are the same on every rank; one that is not (an optimizer given other
+  // parameters on one rank) must not leave the others waiting for it: the ranks agree on
+  // whether all of them built before any tensor moves.
+  std::exception_ptr error;  // rethrown as thrown (a ShapeError stays one)
+  try {
+    build(batch);
+  } catch (const InvalidArgument&) {
+    error = std::current_exception();
+    runtime_.reset();
+  }
+  comm::RankContext& ctx = comm::current_rank();
+  Tensor failed = Tensor::zeros({ctx.size()});
+  failed.f32()[ctx.rank()] = error ? 1.0f : 0.0f;
+  failed = comm::all_reduce(failed, {.group = ctx.world()});
+  if (error) std::rethrow_exception(error);
+  for (int r = 0; r < ctx.size(); ++r)
+    SF_ENFORCE(failed.f32()[r] == 0.0f, InvalidArgument,
+               "pipeline: rank {} refused the configuration (its error says why); no step was run", r);
+}
+
+void PipelineStep::build(const std::vector<Tensor>& batch) {
+  const Tensor& data = batch[0];
+  const Tensor& label = batch[1];
+  const int64_t rows = data.dim(0);
+  SF_ENFORCE(rows % micro_ == 0, InvalidArgument,
+             "pipeline: the batch of {} rows is not divisible by micro_size {}", rows, micro_);
+  SF_ENFORCE((rows / micro_) % dp_ == 0, InvalidArgument,
+             "pipeline: a micro-batch of {} rows cannot be split over {} data-parallel replicas", rows / micro_, dp_);
+  const int64_t local = rows / micro_ / dp_;
+  Shape data_shape = data.shape();
+  data_shape[0] = local;
+  Shape label_shape = label.shape();
+  label_shape[0] = local;
+
+  nn::WithLossCell& nwl = cell_.net_with_loss();
+  auto graph = std::make_shared<Graph>();
+  int loss = -1;
+  std::vector<int> stage_of;
+  {
+    nn::StageRecord record;
+    GraphBuilder b(*graph);
+    Value x = b.input("data", data_shape, data.dtype());
+    Value y = b.input("label", label_shape, label.dtype());
+    loss = nwl(b, x, y).id;
+    stage_of = record.stage_of_nodes(graph->size());
+  }
+  auto stages = std::make_shared<const std::vector<pipeline::StageGraph>>(
+      pipeline::split_stages(*graph, loss, stage_of, stages_ * chunks_, pipeline::splits_backward(schedule_)));
+  stage_graphs_ = stages;
+
+  std::map<std::string, Parameter> by_name;
+  for (Parameter& p : nwl.network().get_parameters()) by_name.emplace(p.name(), p);
+  // Every rank checks every stage, so all refuse alike: a trainable parameter a stage reads must
+  // be one infer_param_pipeline_stage() gives that stage's optimizer.
+  for (const pipeline::StageGraph& sg : *stages) {
+    std::set<std::string> given;
+    for (const Parameter& p : nwl.network().params_of_stages({sg.virtual_stage})) given.insert(p.name());
+    for (const std::string& name : sg.param_names) {
+      auto it = by_name.find(name);
+      SF_ENFORCE(it != by_name.end(), InvalidArgument, "pipeline: the graph reads '{}', which is not a parameter of the network", name);
+      SF_ENFORCE(!it->second.requires_grad() || given.count(name), InvalidArgument,
+                 "pipeline: stage {} reads parameter '{}', which belongs to another stage; call "
+                 "add_pipeline_stage({}) on it so that stage's optimizer updates it too",
+                 sg.virtual_stage, name, sg.virtual_stage);
+    }
+  }
+  std::map<std::string, int> optimizer_index;
+  for (size_t i = 0; i < optimizer_->parameters().size(); ++i)
+    optimizer_index[optimizer_->parameters()[i].name()] = static_cast<int>(i);
+  runtime_.reset();
+  runtime_ = std::make_unique<pipeline::StageRuntime>(
+      stages, schedule_, [&](const std::string& name) { return by_name.at(name).value(); },
+      pipeline::StageRuntimeOptions{.dp = dp_, .gradients_mean = gradients_mean_, .record_timeline = record_});
+  const auto& names = runtime_->parameter_names();
+  std::map<std::string, int> runtime_index;
+  for (size_t i = 0; i < names.size(); ++i) runtime_index[names[i]] = static_cast<int>(i);
+  grad_index_.clear();
+  for (const Parameter& p : optimizer_->parameters()) {
+    auto it = runtime_index.find(p.name());
+    SF_ENFORCE(it != runtime_index.end(), InvalidArgument,
+               "pipeline: the optimizer updates '{}', which stage {} does not read; give it "
+               "net.infer_param_pipeline_stage()",
+               p.name(), runtime_->stage());
+    grad_index_.push_back(it->second);
+  }
+  for (const std::string& name : names)
+    SF_ENFORCE(!by_name.at(name).requires_grad() || optimizer_index.count(name), InvalidArgument,
+               "pipeline: stage {} reads parameter '{}' but the optimizer does not update it; give the optimizer "
+               "net.infer_param_pipeline_stage()",
+               runtime_->stage(), name);
+  built_for_ = data.shape();
+}
+
+float PipelineStep::step(const std::vector<Tensor>& batch) {
+  SF_ENFORCE(batch.size() == 2, InvalidArgument, "pipeline: a batch is (data, label), got {} columns", batch.size());
+  if (!runtime_ || batch[0].shape() != built_for_) build_agreed(batch);
+  const int64_t micro_rows = batch[0].dim(0) / micro_;
+  const int64_t local = micro_rows / dp_;
+  const int64_t offset = runtime_->replica() * local;
+  last_ = runtime_->run_step([&](int micro, const std::string& name) {
+    const Tensor& column = name == "data" ? batch[0] : batch[1];
+    const int64_t begin = micro * micro_rows + offset;
+    return column.rows(begin, begin + local);
+  });
+  std::vector<Tensor> grads;
+  for (int i : grad_index_) grads.push_back(last_.grads[i]);
+  optimizer_->step(grads);
+  return last_.loss;
+}
+
+void PipelineStep::share_parameters(const ParameterList& params) {
+  SF_ENFORCE(stage_graphs_, InvalidArgument, "pipeline: parameters can be shared only after a training step");
+  std::map<std::string, int> first_stage;
+  for (const pipeline::StageGraph& sg : *stage_graphs_)
+    for (const std::string& name : sg.param_names) first_stage.emplace(name, sg.virtual_stage % stages_);
+  const comm::Group world = comm::current_rank().world();
+  for (const Parameter& p : params) {
+    auto it = first_stage.find(p.name());
+    if (it == first_stage.end()) continue;  // read by no stage: every rank has its initial value
+    Tensor value = p.value();
+    value.copy_from(comm::broadcast(value, {.group = world, .root = it->second * dp_}));
+  }
+}
+
+}  // namespace sf

@@ -1,0 +1,52 @@
+// Primitive: an op a cell holds and calls in construct(), as MindSpore's ops.MatMul() held by
+// a Cell, so that it can be sharded: `matmul1.shard(in_strategy, out_strategy)`.
+//
+//   class Network : public nn::Cell {
+//     Primitive& matmul1 = register_primitive("matmul1", "MatMul");
+//     ...
+//     Value construct(GraphBuilder& b, Value x) override { return matmul1(b, {x, param(b, w)}); }
+//   };
+//   net.matmul1.shard({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")},
+//                     {layout({"mp", "sp", "dp"}, "None")});
+//   net.relu1.shard({{4, 1}});
+//
+// Calling it adds the op under the scope of its instance name ("matmul1/MatMul" in the IR) and
+// remembers the nodes it added, so that Cell::strategies() can key its strategy by node name.
+// Strategies take effect in semi-auto parallel mode and are ignored in the others.
+//
+// Threading: as the cell that owns it (one thread while building).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <shardflow/ops/builder.h>
+#include <shardflow/parallel/sharding/op_strategy.h>
+
+namespace sf {
+
+class Primitive {
+ public:
+  // `op` is a registered op name; `attrs` its attributes (MatMul's transpose_b, ...).
+  Primitive(std::string instance_name, std::string op, Attrs attrs = {});
+
+  // Replaces the strategy; checked against the op's inputs when a parallel graph is built.
+  Primitive& shard(std::vector<TensorStrategy> in_strategy, std::vector<TensorStrategy> out_strategy = {});
+  const std::optional<OpStrategy>& strategy() const { return strategy_; }
+
+  Value operator()(GraphBuilder& b, std::vector<Value> inputs);
+
+  const std::string& instance_name() const { return instance_; }
+  // The graph nodes it has added, by name.
+  const std::set<std::string>& node_names() const { return nodes_; }
+
+ private:
+  std::string instance_, op_;
+  Attrs attrs_;
+  std::optional<OpStrategy> strategy_;
+  std::set<std::string> nodes_;
+};
+
+}  // namespace sf
