@@ -14,6 +14,8 @@ packages=(
   procps iproute2
   chromium fonts-dejavu-core  # sfviz's HTML test renders the page in headless Chromium
   clang-14 libclang-rt-14-dev  # the sanitizer builds and libFuzzer (scripts/test_sanitized.sh)
+  doxygen  # the API reference (the `docs` target) and its zero-warning test
+  python3  # the doc test: runs every code block of README.md and docs/
 )
 
 missing=()
