@@ -1,9 +1,12 @@
 // Trains a tiny net for a few steps with the installed library and prints the last loss.
+// Built twice against the same install: by CMake (find_package) and by pkg-config.
+#include "core/error.h"  // the consumer's own header, not the library's
+
 #include <shardflow/shardflow.h>
 
 #include <iostream>
 
-int main() {
+int main() try {
   using namespace sf;
   nn::Mlp net(4, {8}, 3);
   auto ds = dataset::Dataset::generator(
@@ -16,5 +19,9 @@ int main() {
                 .batch(16);
   Model model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f));
   model.train(2, ds, {std::make_shared<LossMonitor>(4)});
-  std::cout << "consumer ok" << std::endl;
+  std::cout << app::kAppErrorPrefix << " ok" << std::endl;
+  return 0;
+} catch (const sf::Error& e) {
+  std::cerr << app::kAppErrorPrefix << ": error: " << e.what() << std::endl;
+  return 1;
 }
