@@ -1,4 +1,5 @@
-// The whole shardflow library API in one include.
+/// @file
+/// The whole shardflow library API in one include.
 #pragma once
 
 #include <shardflow/actors/runtime.h>
