@@ -1,4 +1,5 @@
-// The comm layer in one include: transports, groups and every collective (DESIGN.md, comm/).
+/// @file
+/// The comm layer in one include: transports, groups and every collective (DESIGN.md, comm/).
 #pragma once
 
 #include <shardflow/comm/all_gather.h>

@@ -1,8 +1,9 @@
-// GraphBuilder: the typed front door for building a Graph from ops, one call per op.
-//
-// Names are "<scope>/<Op>" (made unique with a counter), so that cells can prefix their
-// ops ("fc1/MatMul") and the IR dump reads like the network. Every call validates shapes
-// at once and throws an error naming the op.
+/// @file
+/// GraphBuilder: the typed front door for building a Graph from ops, one call per op.
+///
+/// Names are "<scope>/<Op>" (made unique with a counter), so that cells can prefix their
+/// ops ("fc1/MatMul") and the IR dump reads like the network. Every call validates shapes
+/// at once and throws an error naming the op.
 #pragma once
 
 #include <string>
@@ -12,64 +13,89 @@
 
 namespace sf {
 
-// A value in the graph under construction: the output of one node.
+/// A value in the graph under construction: the output of one node.
 struct Value {
-  int id = -1;
+  int id = -1;  ///< the node's id in the graph; -1 for no value
+  /// False for a default-constructed Value.
   bool valid() const { return id >= 0; }
 };
 
+/// Builds a Graph one op at a time, checking shapes as each op is added.
 class GraphBuilder {
  public:
+  /// Adds to `g`, which must outlive the builder.
   explicit GraphBuilder(Graph& g) : g_(g) {}
 
+  /// The graph being built.
   Graph& graph() { return g_; }
+  /// The shape of `v`'s node.
   const Shape& shape(Value v) const { return g_.node(v.id).shape; }
+  /// The element type of `v`'s node.
   DType dtype(Value v) const { return g_.node(v.id).dtype; }
 
-  // Scopes nest: push_scope("net"); push_scope("fc1") names ops "net/fc1/<Op>".
+  /// Scopes nest: push_scope("net"); push_scope("fc1") names ops "net/fc1/<Op>".
   void push_scope(const std::string& s) { scopes_.push_back(s); }
+  /// Leaves the scope the last push_scope() entered.
   void pop_scope() { scopes_.pop_back(); }
 
-  // Any registered op; `name` overrides the generated one.
+  /// Any registered op; `name` overrides the generated one.
   Value op(const std::string& op, std::vector<Value> inputs, Attrs attrs = {}, const std::string& name = "");
 
+  /// An Input node: a value fed at every step (Runtime::run's feeds).
   Value input(const std::string& name, const Shape& shape, DType dtype = DType::kF32);
+  /// A Parameter node: an f32 tensor bound to the runtime across steps (Runtime::bind).
   Value parameter(const std::string& name, const Shape& shape);
+  /// A constant f32 tensor of `shape` with every element `value`.
   Value fill(const Shape& shape, float value);
 
+  /// The matrix product a x b, either transposed first.
   Value matmul(Value a, Value b, bool transpose_a = false, bool transpose_b = false);
+  /// x plus a 1-D bias along dim 1 (the channels).
   Value bias_add(Value x, Value bias);
+  /// Elementwise a + b (same shapes).
   Value add(Value a, Value b);
+  /// Elementwise a - b (same shapes).
   Value sub(Value a, Value b);
+  /// Elementwise a * b (same shapes).
   Value mul(Value a, Value b);
+  /// max(x, 0) elementwise.
   Value relu(Value x);
+  /// x as (N, everything else): dim 0 kept, the others flattened into one.
   Value flatten(Value x);
+  /// x with a new shape of the same number of elements.
   Value reshape(Value x, const Shape& shape);
+  /// Elements [begin[i], end[i]) of dim i, every strides[i]-th (1 if strides is empty); the
+  /// dims past begin's size are kept whole.
   Value strided_slice(Value x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                       const std::vector<int64_t>& strides = {});
+  /// xs joined along `axis`.
   Value concat(const std::vector<Value>& xs, int64_t axis = 0);
+  /// The sum over `axis` (every dim if empty), the reduced dims kept as 1 if keep_dims.
   Value reduce_sum(Value x, const std::vector<int64_t>& axis = {}, bool keep_dims = false);
+  /// The mean over `axis` (every dim if empty), the reduced dims kept as 1 if keep_dims.
   Value reduce_mean(Value x, const std::vector<int64_t>& axis = {}, bool keep_dims = false);
-  // NCHW convolution (ops/kernels/conv2d.cc): x (N,C,H,W), w (O,C,KH,KW), the same pad on
-  // every side.
+  /// NCHW convolution (ops/kernels/conv2d.cc): x (N,C,H,W), w (O,C,KH,KW), the same pad on
+  /// every side.
   Value conv2d(Value x, Value w, int64_t stride = 1, int64_t pad = 0);
-  // Batch normalisation over dim 1 (ops/kernels/batch_norm.cc): with the batch's statistics
-  // when training, else with mean and var. It never updates mean and var: add
-  // batch_norm_update for that.
+  /// Batch normalisation over dim 1 (ops/kernels/batch_norm.cc): with the batch's statistics
+  /// when training, else with mean and var. It never updates mean and var: add
+  /// batch_norm_update for that.
   Value batch_norm(Value x, Value gamma, Value beta, Value mean, Value var, bool training, float eps = 1e-5f,
                    float momentum = 0.9f);
-  // The two in-place BatchNormUpdateMoving nodes, {mean update, variance update}, that fold
-  // x's batch statistics into the moving mean and var (Parameters). Nothing may read them:
-  // a training program runs them because their op updates in place (OpDef::inplace_input).
+  /// The two in-place BatchNormUpdateMoving nodes, {mean update, variance update}, that fold
+  /// x's batch statistics into the moving mean and var (Parameters). Nothing may read them:
+  /// a training program runs them because their op updates in place (OpDef::inplace_input).
   std::vector<Value> batch_norm_update(Value x, Value mean, Value var, float momentum = 0.9f);
-  // Square-window pooling (ops/kernels/pool.cc); AvgPool divides by kernel^2, padding included.
+  ///@{
+  /// Square-window pooling (ops/kernels/pool.cc); AvgPool divides by kernel^2, padding included.
   Value max_pool(Value x, int64_t kernel, int64_t stride, int64_t pad = 0);
   Value avg_pool(Value x, int64_t kernel, int64_t stride, int64_t pad = 0);
-  // (N,C,H,W) -> (N,C): the mean over H and W (ReduceMean over axes 2 and 3).
+  ///@}
+  /// (N,C,H,W) -> (N,C): the mean over H and W (ReduceMean over axes 2 and 3).
   Value global_avg_pool(Value x);
-  // Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids.
+  /// Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids.
   Value softmax_cross_entropy(Value logits, Value labels);
-  // Mean of (pred - target)^2 over all elements.
+  /// Mean of (pred - target)^2 over all elements.
   Value mse_loss(Value pred, Value target);
 
  private:
