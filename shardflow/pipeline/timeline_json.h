@@ -1,18 +1,19 @@
-// Timelines (pipeline/timeline.h) as files: the timeline's own JSON form, which the runtime
-// writes for a measured step and sfviz reads back, and a Chrome/Perfetto trace for
-// chrome://tracing or ui.perfetto.dev. Both formats are written down in docs/pipeline_viz.md.
-//
-// Timeline JSON (one span object per line):
-//   {"format": "shardflow-timeline", "version": 1, "schedule": "1f1b", "source": "measured",
-//    "unit": "us", "stages": 4, "micro_batches": 8, "chunks": 1,
-//    "spans": [[{"action": "F0", "start": 0.0, "finish": 812.5}, ...], ...]}   // [stage][i]
-//
-// Trace JSON: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}: per stage a
-// process "stage k" (pid k) with a thread for compute (tid 0) and one for sends and receives
-// (tid 1); each span an "X" event named by its action text, args micro_batch and chunk, ts and
-// dur in microseconds. A planned timeline's abstract unit becomes 1000 µs, as otherData says.
-//
-// Threading: pure functions, except the file functions, which touch only the named file.
+/// @file
+/// Timelines (pipeline/timeline.h) as files: the timeline's own JSON form, which the runtime
+/// writes for a measured step and sfviz reads back, and a Chrome/Perfetto trace for
+/// chrome://tracing or ui.perfetto.dev. Both formats are written down in docs/pipeline_viz.md.
+///
+/// Timeline JSON (one span object per line):
+///   {"format": "shardflow-timeline", "version": 1, "schedule": "1f1b", "source": "measured",
+///    "unit": "us", "stages": 4, "micro_batches": 8, "chunks": 1,
+///    "spans": [[{"action": "F0", "start": 0.0, "finish": 812.5}, ...], ...]}   // [stage][i]
+///
+/// Trace JSON: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}: per stage a
+/// process "stage k" (pid k) with a thread for compute (tid 0) and one for sends and receives
+/// (tid 1); each span an "X" event named by its action text, args micro_batch and chunk, ts and
+/// dur in microseconds. A planned timeline's abstract unit becomes 1000 µs, as otherData says.
+///
+/// Threading: pure functions, except the file functions, which touch only the named file.
 #pragma once
 
 #include <string>
@@ -22,26 +23,26 @@
 
 namespace sf::pipeline {
 
-// Microseconds per unit of a timeline: "us" 1, "ms" 1000, "s" 1e6, "ns" 0.001, and the
-// simulator's abstract "unit" 1000. Throws InvalidArgument for any other unit.
+/// Microseconds per unit of a timeline: "us" 1, "ms" 1000, "s" 1e6, "ns" 0.001, and the
+/// simulator's abstract "unit" 1000. Throws InvalidArgument for any other unit.
 double microseconds_per_unit(std::string_view unit);
 
-// The timeline's JSON text. Throws InvalidArgument for a non-finite time or an unknown unit.
+/// The timeline's JSON text. Throws InvalidArgument for a non-finite time or an unknown unit.
 std::string timeline_to_json(const Timeline& timeline);
 
-// Parses timeline_to_json's text. Throws IoError naming `origin` (a file name, say) and what is
-// wrong: bad JSON, a missing or mistyped field, a bad action, a span ending before it starts,
-// or an action outside the timeline's micro-batches or chunks.
+/// Parses timeline_to_json's text. Throws IoError naming `origin` (a file name, say) and what is
+/// wrong: bad JSON, a missing or mistyped field, a bad action, a span ending before it starts,
+/// or an action outside the timeline's micro-batches or chunks.
 Timeline timeline_from_json(std::string_view text, std::string_view origin = "timeline JSON");
 
-// Writes timeline_to_json's text to `path` (core/text_file.h: parent directories created,
-// through a temporary file and a rename). Throws IoError when the file cannot be written.
+/// Writes timeline_to_json's text to `path` (core/text_file.h: parent directories created,
+/// through a temporary file and a rename). Throws IoError when the file cannot be written.
 void write_timeline_file(const std::string& path, const Timeline& timeline);
 
-// Reads a file written by write_timeline_file. Throws IoError for a missing or bad file.
+/// Reads a file written by write_timeline_file. Throws IoError for a missing or bad file.
 Timeline read_timeline_file(const std::string& path);
 
-// The Chrome/Perfetto trace JSON of a timeline.
+/// The Chrome/Perfetto trace JSON of a timeline.
 std::string chrome_trace_json(const Timeline& timeline);
 
 }  // namespace sf::pipeline

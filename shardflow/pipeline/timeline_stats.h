@@ -1,18 +1,19 @@
-// Figures read off a timeline (pipeline/timeline.h), planned or measured, the same way: how long
-// each stage computed, how long it sat idle, and how many micro-batches' activations it held
-// at once. For a planned timeline of a compute-only schedule they equal the simulator's
-// (pipeline/simulator.h); tests/pipeline/timeline_test.cc checks that.
-//
-// Definitions (docs/pipeline_viz.md):
-//   makespan         latest finish - earliest start, over every span of every stage
-//   busy             sum of a stage's F, B and W durations; sends and receives count as idle,
-//                    since a measured receive is mostly waiting
-//   idle             makespan - busy
-//   bubble fraction  idle / makespan per stage; over the pipeline, idle share of p × makespan
-//   peak stashed     most (micro-batch, chunk) pairs on the stage whose F has run and whose B
-//                    (W, when the timeline has any W) has not, walking the stage in time order
-//
-// Threading: pure functions.
+/// @file
+/// Figures read off a timeline (pipeline/timeline.h), planned or measured, the same way: how long
+/// each stage computed, how long it sat idle, and how many micro-batches' activations it held
+/// at once. For a planned timeline of a compute-only schedule they equal the simulator's
+/// (pipeline/simulator.h); tests/pipeline/timeline_test.cc checks that.
+///
+/// Definitions (docs/pipeline_viz.md):
+///   makespan         latest finish - earliest start, over every span of every stage
+///   busy             sum of a stage's F, B and W durations; sends and receives count as idle,
+///                    since a measured receive is mostly waiting
+///   idle             makespan - busy
+///   bubble fraction  idle / makespan per stage; over the pipeline, idle share of p × makespan
+///   peak stashed     most (micro-batch, chunk) pairs on the stage whose F has run and whose B
+///                    (W, when the timeline has any W) has not, walking the stage in time order
+///
+/// Threading: pure functions.
 #pragma once
 
 #include <vector>
@@ -21,22 +22,25 @@
 
 namespace sf::pipeline {
 
+/// One stage's figures (defined above).
 struct StageStats {
-  double busy = 0;
-  double idle = 0;
-  double bubble_fraction = 0;
-  int peak_stashed = 0;
-  int compute_actions = 0;  // F, B and W spans
+  double busy = 0;             ///< sum of its F, B and W durations
+  double idle = 0;             ///< makespan - busy
+  double bubble_fraction = 0;  ///< idle / makespan
+  int peak_stashed = 0;        ///< most micro-batches held between F and B (or W)
+  int compute_actions = 0;  ///< F, B and W spans
 };
 
+/// The figures of a whole timeline and of each of its stages.
 struct TimelineStats {
-  double start = 0;   // earliest start over all stages
-  double finish = 0;  // latest finish
-  double makespan = 0;
-  double bubble_fraction = 0;  // idle share of stages × makespan
-  std::vector<StageStats> stages;
+  double start = 0;                ///< earliest start over all stages
+  double finish = 0;               ///< latest finish
+  double makespan = 0;             ///< finish - start
+  double bubble_fraction = 0;      ///< idle share of stages × makespan
+  std::vector<StageStats> stages;  ///< one per stage
 };
 
+/// The figures of `timeline`, planned or measured.
 TimelineStats timeline_stats(const Timeline& timeline);
 
 }  // namespace sf::pipeline
