@@ -9,10 +9,13 @@
 //   mpirun -np 8 ./build/examples/data_parallel                # 8 processes, mpi transport
 //   ./build/examples/data_parallel --devices 8 --api model     # Model.train instead of the loop
 //
-// --batch is per device, as the seed's create_dataset(32): the global batch is 32 x devices.
-#include <CLI/CLI.hpp>
+// Any number of devices, 1 included: each reads its shard of the training set (the rows
+// i = rank mod devices), so N devices with --batch B train on the 1-device run's global batch of
+// N x B rows. --batch is per device, as the seed's create_dataset(32). --steps S trains on the
+// first S global batches of each epoch.
 #include <fmt/format.h>
 
+#include "examples/example_main.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/shardflow.h>
 
@@ -20,12 +23,11 @@ namespace {
 
 namespace ds = sf::dataset;
 namespace nn = sf::nn;
+namespace ex = sf::examples;
 
 struct Options {
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
   std::string api = "functional";  // the seed's training loop, or "model" (Model.train)
-  std::string log_dir = "log_output";
-  int64_t epochs = 1, batch = 32, print_every = 50;
+  int64_t batch = 32;
   float lr = 1e-2f;
 };
 
@@ -33,18 +35,18 @@ const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 
                                                      ds::Normalize({0.1307f}, {0.3081f}), ds::HWC2CHW()};
 
 // The seed's create_dataset: this rank's shard, rescaled and normalized, batched.
-ds::Dataset create_dataset(const Options& o, int64_t batch_size) {
+ds::Dataset create_dataset(const ex::CommonOptions& c, int64_t batch_size) {
   const int rank_id = sf::comm::get_rank();
   const int rank_size = sf::comm::get_group_size();
-  ds::Dataset dataset = ds::Dataset::mnist(o.data_dir, "train", rank_size, rank_id);
+  ds::Dataset dataset = ex::take_steps(ds::Dataset::mnist(c.data_dir, "train", rank_size, rank_id), c.steps, batch_size);
   dataset = dataset.map(image_transforms, "image");
   dataset = dataset.map({ds::TypeCast(sf::DType::kI32)}, "label");
   return dataset.batch(batch_size);
 }
 
 // The whole test set, for the accuracy every rank reaches with the same parameters.
-ds::Dataset create_test_dataset(const Options& o) {
-  return ds::Dataset::mnist(o.data_dir, "test")
+ds::Dataset create_test_dataset(const ex::CommonOptions& c) {
+  return ds::Dataset::mnist(c.data_dir, "test")
       .map(image_transforms, "image")
       .map({ds::TypeCast(sf::DType::kI32)}, "label")
       .batch(1000, false);
@@ -72,8 +74,8 @@ class Network : public nn::Cell {
 };
 
 // One rank's training: the seed's loop, or Model.train. Returns the test accuracy.
-double train(const Options& o, std::ostream& out) {
-  ds::Dataset data_set = create_dataset(o, o.batch);
+double train(const Options& o, const ex::CommonOptions& c, std::ostream& out) {
+  ds::Dataset data_set = create_dataset(c, o.batch);
   Network net;
   auto loss_fn = std::make_shared<nn::CrossEntropyLoss>();
   auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), o.lr);
@@ -81,8 +83,8 @@ double train(const Options& o, std::ostream& out) {
   if (o.api == "model") {
     // Model.train reduces the gradients itself, in buckets, while backward runs.
     sf::Model model(net, loss_fn, optimizer);
-    model.train(o.epochs, data_set, {std::make_shared<sf::LossMonitor>(o.print_every, out)});
-    return model.eval_accuracy(create_test_dataset(o));
+    model.train(c.epochs, data_set, {std::make_shared<sf::LossMonitor>(c.print_every, out)});
+    return model.eval_accuracy(create_test_dataset(c));
   }
 
   auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
@@ -92,62 +94,53 @@ double train(const Options& o, std::ostream& out) {
   auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
   nn::DistributedGradReducer grad_reducer(optimizer->parameters());
 
-  for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
+  for (int64_t epoch = 0; epoch < c.epochs; ++epoch) {
     int64_t i = 0;
     ds::BatchIterator it = data_set.iterator(epoch);
     while (const std::vector<sf::Tensor>* batch = it.next()) {
       auto [loss, grads] = grad_fn({(*batch)[0], (*batch)[1]});
       const std::vector<sf::Tensor>& reduced = grad_reducer(grads);
       optimizer->step(reduced);
-      if (i % o.print_every == 0)
+      if (i % c.print_every == 0)
         out << "epoch: " << epoch << " step: " << i << ", loss is " << sf::format_loss(loss) << std::endl;
       ++i;
     }
   }
   // Test accuracy with the trained parameters (every rank holds the same ones).
   sf::Model model(net, loss_fn, optimizer);
-  return model.eval_accuracy(create_test_dataset(o));
+  return model.eval_accuracy(create_test_dataset(c));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
-    // the environment, but joined only once the inputs are checked: a rank whose peers never
-    // come must still stop at once on a bad dataset.
-    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
-    Options o;
-    CLI::App app{"Data parallel training of seed 004's network on Fashion-MNIST"};
-    app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
-    app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
-        ->check(CLI::IsMember({"functional", "model"}));
-    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
-    app.add_option("--batch", o.batch, "batch size per device")->check(sf::cli::kPositive);
-    app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
-    app.add_option("--print-every", o.print_every)->check(sf::cli::kPositive);
-    app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
-    CLI11_PARSE(app, argc, argv);
-    ds::Dataset::check_mnist(o.data_dir, "train");
-    ds::Dataset::check_mnist(o.data_dir, "test");
-    sf::comm::init(spec);
-
+  Options o;
+  ex::Example example("Data parallel training of seed 004's network on Fashion-MNIST",
+                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+  example.common().print_every = 50;
+  CLI::App& app = example.cli();
+  app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
+      ->check(CLI::IsMember({"functional", "model"}));
+  app.add_option("--batch", o.batch, "batch size per device")->check(sf::cli::kPositive);
+  app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
+  const ex::CommonOptions& c = example.common();
+  example.prepare = [&](const sf::comm::JobSpec&) {
+    ds::Dataset::check_mnist(c.data_dir, "train");
+    ds::Dataset::check_mnist(c.data_dir, "test");
+    return ex::Next::kJoin;
+  };
+  example.run = [&] {
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel, .gradients_mean = true});
     sf::set_seed(1);
-    const bool several = sf::comm::job().local_ranks > 1;
-    const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
     sf::comm::run_ranks([&] {
-      sf::RankLog log(job_dir);
-      const double accuracy = train(o, log.out());
+      sf::RankLog log(example.job_dir());
+      const double accuracy = train(o, c, log.out());
       log.out() << fmt::format("test accuracy: {:.4f}", accuracy) << std::endl;
-      if (several && sf::comm::get_rank() == 0)
-        std::cout << fmt::format("{} devices, global batch {}: test accuracy: {:.4f} (logs in {}/rank.*/stdout)\n",
-                                 sf::comm::get_group_size(), o.batch * sf::comm::get_group_size(), accuracy, job_dir);
+      if (example.several() && sf::comm::get_rank() == 0)
+        std::cout << fmt::format("{} devices, global batch {}: test accuracy: {:.4f} (logs in {})\n",
+                                 sf::comm::get_group_size(), o.batch * sf::comm::get_group_size(), accuracy,
+                                 example.logs_where());
     });
-    sf::comm::release();
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+  };
+  return example.main(argc, argv);
 }

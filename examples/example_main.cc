@@ -1,0 +1,66 @@
+#include "examples/example_main.h"
+
+#include <exception>
+#include <iostream>
+
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/core/error.h>
+#include <shardflow/train/rank_log.h>
+
+namespace sf::examples {
+
+Example::Example(std::string description, unsigned common) : app_(std::move(description)), common_flags_(common) {
+  // The last of a repeated option wins: scripts/default_job.sh passes its arguments on after
+  // its own defaults, which they override.
+  app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+std::string Example::logs_where() const { return several_ ? job_dir_ + "/rank.*/stdout" : "stdout"; }
+
+int Example::main(int argc, char** argv) {
+  // Registered here, after the example changed their defaults, so that --help shows those.
+  if (common_flags_ & kDataDir)
+    app_.add_option("--data-dir", common_.data_dir, "directory with the Fashion-MNIST IDX files");
+  if (common_flags_ & kEpochs) app_.add_option("--epochs", common_.epochs, "epochs")->check(cli::kPositive);
+  if (common_flags_ & kSteps)
+    app_.add_option("--steps", common_.steps, "training steps per epoch (0: every batch)")->check(cli::kNonNegative);
+  if (common_flags_ & kPrintEvery)
+    app_.add_option("--print-every", common_.print_every, "steps between loss lines")->check(cli::kPositive);
+  if (common_flags_ & kLogDir)
+    app_.add_option("--log-dir", common_.log_dir, "per-rank logs when this process holds several devices");
+  try {
+    comm::JobSpec job;
+    try {
+      job = comm::resolve_job(comm::consume_comm_args(argc, argv), comm::process_env());
+      app_.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app_.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app_.exit(e);
+    } catch (const CLI::ParseError& e) {
+      std::cerr << "error: " << e.what() << std::endl;
+      return 2;
+    } catch (const InvalidArgument& e) {  // a bad --devices or launcher variable
+      std::cerr << "error: " << e.what() << std::endl;
+      return 2;
+    }
+    if (prepare(job) == Next::kDone) return 0;
+    comm::init(job);
+    several_ = comm::job().local_ranks > 1;
+    // --log-ranks is applied here (sf::set_log_ranks) once the train layer has it.
+    job_dir_ = several_ ? new_job_dir(common_.log_dir) : "";
+    run();
+    comm::release();
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+dataset::Dataset take_steps(const dataset::Dataset& rows, int64_t steps, int64_t batch) {
+  return steps > 0 ? rows.take(steps * batch) : rows;
+}
+
+}  // namespace sf::examples

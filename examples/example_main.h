@@ -1,0 +1,93 @@
+// The main() every example shares, so that each states only what is its own: its options, its
+// network and strategies, its per-rank body. Example::main
+//   1. takes the comm layer's arguments out of argv (--devices N, --backend, --comm-timeout,
+//      --comm-debug) and resolves the job from them and the environment (sfrun, mpirun, Slurm),
+//   2. parses the rest: the common options the example asked for and its own,
+//   3. runs the example's `prepare` with the job's size known but not joined: inputs are read
+//      and strategies derived or refused here, so that a bad input stops a rank at once even
+//      when its peers never come,
+//   4. joins the job (sf::comm::init), makes the per-rank log directory, runs `run`, releases.
+// Any error ends the program with one line, "error: ...": exit 2 for a bad command line (as
+// CLI11 words it), 1 for anything else. A repeated option takes its last value, so a wrapper
+// script's defaults are overridden by the arguments it passes on.
+//
+//   int main(int argc, char** argv) {
+//     sf::examples::Example ex("what it trains", sf::examples::kDataDir | sf::examples::kEpochs);
+//     ex.cli().add_option("--batch", batch);
+//     ex.prepare = [&](const sf::comm::JobSpec& job) { ...; return sf::examples::Next::kJoin; };
+//     ex.run = [&] { sf::comm::run_ranks([&] { sf::RankLog log(ex.job_dir()); ... }); };
+//     return ex.main(argc, argv);
+//   }
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <shardflow/comm/bootstrap/job_spec.h>
+#include <shardflow/data/dataset.h>
+
+namespace sf::examples {
+
+inline const std::string kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+// The options several examples share; each example picks those it takes (Common flags) and may
+// change their defaults before main().
+struct CommonOptions {
+  std::string data_dir = kFashionMnistDir;  // --data-dir: the Fashion-MNIST IDX files
+  std::string log_dir = "log_output";       // --log-dir: per-rank logs of a process holding several ranks
+  int64_t epochs = 1;                       // --epochs
+  int64_t steps = 0;                        // --steps: training steps per epoch, 0 for every batch
+  int64_t print_every = 10;                 // --print-every: steps between loss lines
+  // --log-ranks rank0|all|files (which ranks print where) goes here once the train layer has
+  // sf::parse_log_ranks / sf::set_log_ranks: parsed with the others, applied in main() before
+  // the per-rank log directory is made.
+};
+
+enum Common : unsigned {
+  kDataDir = 1u << 0,
+  kLogDir = 1u << 1,
+  kEpochs = 1u << 2,
+  kSteps = 1u << 3,
+  kPrintEvery = 1u << 4,
+};
+
+// What prepare decided: join the job and train, or stop without one (a dry run's plan).
+enum class Next { kJoin, kDone };
+
+class Example {
+ public:
+  Example(std::string description, unsigned common);
+
+  CLI::App& cli() { return app_; }
+  CommonOptions& common() { return common_; }
+  const CommonOptions& common() const { return common_; }
+
+  // Before any communication, with the command line parsed; job.size is the number of ranks.
+  std::function<Next(const comm::JobSpec& job)> prepare = [](const comm::JobSpec&) { return Next::kJoin; };
+  // After sf::comm::init: the example's ranks (comm::run_ranks) and whatever follows them.
+  std::function<void()> run;
+
+  // Parses, prepares, joins, runs; returns the exit code (see the header comment).
+  int main(int argc, char** argv);
+
+  // Valid in run(): whether this process holds several ranks, and then the directory their
+  // RankLogs write under (log_dir/<job>/), "" when it holds one (its rank logs to stdout).
+  bool several() const { return several_; }
+  const std::string& job_dir() const { return job_dir_; }
+  // "<job_dir>/rank.*/stdout" or "stdout": where the ranks' loss lines are, for a summary line.
+  std::string logs_where() const;
+
+ private:
+  CLI::App app_;
+  unsigned common_flags_;
+  CommonOptions common_;
+  bool several_ = false;
+  std::string job_dir_;
+};
+
+// --steps on a dataset not yet batched: its first steps x batch rows (steps 0: all of them).
+dataset::Dataset take_steps(const dataset::Dataset& rows, int64_t steps, int64_t batch);
+
+}  // namespace sf::examples
