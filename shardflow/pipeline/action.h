@@ -52,7 +52,7 @@ bool is_compute(ActionKind kind);
 /// "F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B".
 std::string_view kind_name(ActionKind kind);
 
-/// The action's text form, e.g. "F3", "B0.1", "SEND_F2".
+/// The action's text form, e.g.\ "F3", "B0.1", "SEND_F2".
 std::string to_string(const Action& action);
 
 /// Parses the text form. Throws InvalidArgument naming the text and what is wrong in it.

@@ -48,7 +48,7 @@ Schedule make_schedule(ScheduleKind kind, int stages, int micro_batches, int chu
 /// True if the schedule splits the backward into B and W (it has W actions), as ZB-H1 does.
 bool splits_backward(const Schedule& schedule);
 
-/// One line per stage, e.g. "F0 F1 B0 B1\nF0 B0 F1 B1\n".
+/// One line per stage, e.g.\ `"F0 F1 B0 B1\nF0 B0 F1 B1\n"`.
 std::string to_text(const Schedule& schedule);
 
 /// The schedule written by to_text; p is the number of lines. m and v are given, not guessed,

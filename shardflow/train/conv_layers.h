@@ -1,11 +1,12 @@
-// The cells of a convolutional network, NCHW (MindSpore nn names): Conv2d, BatchNorm2d,
-// MaxPool2d, AvgPool2d, and GlobalAvgPool2d ((N,C,H,W) -> (N,C), ResNet's head).
-//
-// BatchNorm2d is the one cell whose graph depends on Cell::set_train: training builds
-// BatchNorm on the batch's statistics plus two BatchNormUpdateMoving nodes, which update its
-// non-trainable moving_mean / moving_variance in place and which nothing reads (a training
-// program runs every in-place node of its forward graph); inference builds BatchNorm on the
-// moving statistics and no update. Like every cell, these are built on one thread.
+/// @file
+/// The cells of a convolutional network, NCHW (MindSpore nn names): Conv2d, BatchNorm2d,
+/// MaxPool2d, AvgPool2d, and GlobalAvgPool2d ((N,C,H,W) -> (N,C), ResNet's head).
+///
+/// BatchNorm2d is the one cell whose graph depends on Cell::set_train: training builds
+/// BatchNorm on the batch's statistics plus two BatchNormUpdateMoving nodes, which update its
+/// non-trainable moving_mean / moving_variance in place and which nothing reads (a training
+/// program runs every in-place node of its forward graph); inference builds BatchNorm on the
+/// moving statistics and no update. Like every cell, these are built on one thread.
 #pragma once
 
 #include <string>
@@ -14,32 +15,41 @@
 
 namespace sf::nn {
 
-// y = conv(x, weight) (+ bias on dim 1), weight (out, in, k, k), the same pad on every side.
-// The default weight_init is he_normal, N(0, sqrt(2 / (in k k))), the initialisation ResNet was
-// trained with (MindSpore's and PyTorch's own default is dense_weight, U(+-1/sqrt(in k k))).
+/// y = conv(x, weight) (+ bias on dim 1), weight (out, in, k, k), the same pad on every side.
+/// The default weight_init is he_normal, N(0, sqrt(2 / (in k k))), the initialisation ResNet was
+/// trained with (MindSpore's and PyTorch's own default is dense_weight, U(+-1/sqrt(in k k))).
 class Conv2d : public Cell {
  public:
+  /// A square kernel_size x kernel_size convolution, its parameters from the named initializers.
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1, int64_t pad = 0,
          bool has_bias = false, const std::string& weight_init = "he_normal", const std::string& bias_init = "zeros");
+  /// Adds the Conv2d op (and the bias) to `b`'s graph.
   Value construct(GraphBuilder& b, Value x) override;
+  /// The kernel, of shape (out, in, k, k).
   Parameter& weight() { return weight_; }
-  Parameter& bias() { return bias_; }  // undefined without has_bias
+  Parameter& bias() { return bias_; }  ///< undefined without has_bias
 
  private:
   int64_t stride_, pad_;
   Parameter weight_, bias_;
 };
 
-// Per-channel batch normalisation of (N, C, H, W) (also (N, C)): trainable gamma (ones) and
-// beta (zeros), non-trainable moving_mean (zeros) and moving_variance (ones). momentum is
-// MindSpore's: moving = momentum * moving + (1 - momentum) * batch statistic.
+/// Per-channel batch normalisation of (N, C, H, W) (also (N, C)): trainable gamma (ones) and
+/// beta (zeros), non-trainable moving_mean (zeros) and moving_variance (ones). momentum is
+/// MindSpore's: moving = momentum * moving + (1 - momentum) * batch statistic.
 class BatchNorm2d : public Cell {
  public:
+  /// Normalises num_features channels; eps is added to the variance.
   explicit BatchNorm2d(int64_t num_features, float eps = 1e-5f, float momentum = 0.9f);
+  /// Adds BatchNorm, and when training the moving statistics' updates, to `b`'s graph.
   Value construct(GraphBuilder& b, Value x) override;
+  /// The trainable scale, one per channel.
   Parameter& gamma() { return gamma_; }
+  /// The trainable shift, one per channel.
   Parameter& beta() { return beta_; }
+  /// The moving mean (not trainable), used for inference.
   Parameter& moving_mean() { return moving_mean_; }
+  /// The moving variance (not trainable), used for inference.
   Parameter& moving_variance() { return moving_variance_; }
 
  private:
@@ -47,32 +57,37 @@ class BatchNorm2d : public Cell {
   Parameter gamma_, beta_, moving_mean_, moving_variance_;
 };
 
-// Square-window max pooling (padding never wins).
+/// Square-window max pooling (padding never wins).
 class MaxPool2d : public Cell {
  public:
+  /// A kernel_size x kernel_size window moved by stride, pad on every side.
   explicit MaxPool2d(int64_t kernel_size, int64_t stride = 1, int64_t pad = 0)
       : kernel_(kernel_size), stride_(stride), pad_(pad) {}
+  /// Adds the MaxPool op to `b`'s graph.
   Value construct(GraphBuilder& b, Value x) override { return b.max_pool(x, kernel_, stride_, pad_); }
 
  private:
   int64_t kernel_, stride_, pad_;
 };
 
-// Square-window average pooling; every window divides by kernel^2, padding included (PyTorch's
-// count_include_pad=True).
+/// Square-window average pooling; every window divides by kernel^2, padding included (PyTorch's
+/// count_include_pad=True).
 class AvgPool2d : public Cell {
  public:
+  /// A kernel_size x kernel_size window moved by stride, pad on every side.
   explicit AvgPool2d(int64_t kernel_size, int64_t stride = 1, int64_t pad = 0)
       : kernel_(kernel_size), stride_(stride), pad_(pad) {}
+  /// Adds the AvgPool op to `b`'s graph.
   Value construct(GraphBuilder& b, Value x) override { return b.avg_pool(x, kernel_, stride_, pad_); }
 
  private:
   int64_t kernel_, stride_, pad_;
 };
 
-// (N, C, H, W) -> (N, C): the mean of each channel over H and W.
+/// (N, C, H, W) -> (N, C): the mean of each channel over H and W.
 class GlobalAvgPool2d : public Cell {
  public:
+  /// Adds the ReduceMean over H and W to `b`'s graph.
   Value construct(GraphBuilder& b, Value x) override { return b.global_avg_pool(x); }
 };
 
