@@ -1,27 +1,28 @@
-// Model: MindSpore's high-level training API. train() runs epochs over a batched dataset
-// (column 0 = data, column 1 = label) on the actor runtime and calls the callbacks; eval()
-// reports accuracy. As MindSpore's TrainOneStepCell, a plain SGD step is compiled into the
-// training graph (train/sgd_in_graph.h); other optimizers step on the gradients it fetches.
-//
-// Parallel modes (parallel/context.h, read when the model is constructed, on a thread bound to
-// a rank): in data-parallel and hybrid-parallel mode the step AllReduces the gradients in
-// buckets while backward runs (train/grad_buckets.h), divided by the number of ranks when
-// gradients_mean, before the optimizer uses them; the SGD update then reads the reduced
-// gradient instead of fusing with the gradient's GEMM. In data-parallel mode the training set
-// must be sharded over the ranks (num_shards = group size, shard_id = rank), checked before
-// the first step. The loss each rank reports is its own shard's (as MindSpore prints it).
-// In semi-auto parallel mode each rank runs its part of the sharded network
-// (train/semi_auto_step.h): every rank reads the whole dataset and is fed its block of each
-// batch, holds only its blocks of the parameters, and reports the global loss; the optimizer
-// steps on the fetched gradient blocks. eval_accuracy there gathers the parameter blocks
-// (train/gather_parameters.h) and evaluates the whole network on every rank, which then all
-// report the accuracy one device would with the same parameters.
-// A network that updates state in its forward (BatchNorm's moving statistics) has every
-// parameter bound, trainable or not, and the updates run each training step; it is refused
-// with ExecOptions that split a batch into row blocks, each of which would update them.
-//
-//   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
-//   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
+/// @file
+/// Model: MindSpore's high-level training API. train() runs epochs over a batched dataset
+/// (column 0 = data, column 1 = label) on the actor runtime and calls the callbacks; eval()
+/// reports accuracy. As MindSpore's TrainOneStepCell, a plain SGD step is compiled into the
+/// training graph (train/sgd_in_graph.h); other optimizers step on the gradients it fetches.
+///
+/// Parallel modes (parallel/context.h, read when the model is constructed, on a thread bound to
+/// a rank): in data-parallel and hybrid-parallel mode the step AllReduces the gradients in
+/// buckets while backward runs (train/grad_buckets.h), divided by the number of ranks when
+/// gradients_mean, before the optimizer uses them; the SGD update then reads the reduced
+/// gradient instead of fusing with the gradient's GEMM. In data-parallel mode the training set
+/// must be sharded over the ranks (num_shards = group size, shard_id = rank), checked before
+/// the first step. The loss each rank reports is its own shard's (as MindSpore prints it).
+/// In semi-auto parallel mode each rank runs its part of the sharded network
+/// (train/semi_auto_step.h): every rank reads the whole dataset and is fed its block of each
+/// batch, holds only its blocks of the parameters, and reports the global loss; the optimizer
+/// steps on the fetched gradient blocks. eval_accuracy there gathers the parameter blocks
+/// (train/gather_parameters.h) and evaluates the whole network on every rank, which then all
+/// report the accuracy one device would with the same parameters.
+/// A network that updates state in its forward (BatchNorm's moving statistics) has every
+/// parameter bound, trainable or not, and the updates run each training step; it is refused
+/// with ExecOptions that split a batch into row blocks, each of which would update them.
+///
+///   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
+///   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
 #pragma once
 
 #include <functional>
@@ -43,44 +44,50 @@
 
 namespace sf {
 
+/// MindSpore's Model: trains a network with a loss and an optimizer, and evaluates it.
 class Model {
  public:
-  // `net` must outlive the model. Throws InvalidArgument, naming it, for an optimizer
-  // parameter that is not one of net's, and for a parallel mode it does not support.
+  /// `net` must outlive the model. Throws InvalidArgument, naming it, for an optimizer
+  /// parameter that is not one of net's, and for a parallel mode it does not support.
   Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn::Optimizer> optimizer,
         ExecOptions opts = {});
+  /// As above, with copies of `loss` and `optimizer`: Model(net, CrossEntropyLoss(), SGD(...)).
   template <class Loss, class Opt,
             class = std::enable_if_t<std::is_base_of_v<nn::LossFn, Loss> && std::is_base_of_v<nn::Optimizer, Opt>>>
   Model(nn::Cell& net, Loss loss, Opt optimizer, ExecOptions opts = {})
       : Model(net, std::make_shared<Loss>(std::move(loss)), std::make_shared<Opt>(std::move(optimizer)), opts) {}
 
-  // Pipeline parallel (train/pipeline_cell.h): trains `net`'s network on the stages of the
-  // calling rank with pipeline_stages, pipeline_scheduler and pipeline_interleave from the
-  // parallel context; the optimizer holds this rank's parameters
-  // (net.infer_param_pipeline_stage()). Throws InvalidArgument for a configuration
-  // PipelineStep refuses (train/pipeline_step.h), before any communication. With opts.trace
-  // every step gathers the measured timeline of the stages (pipeline_step()->runtime()).
+  /// Pipeline parallel (train/pipeline_cell.h): trains `net`'s network on the stages of the
+  /// calling rank with pipeline_stages, pipeline_scheduler and pipeline_interleave from the
+  /// parallel context; the optimizer holds this rank's parameters
+  /// (net.infer_param_pipeline_stage()). Throws InvalidArgument for a configuration
+  /// PipelineStep refuses (train/pipeline_step.h), before any communication. With opts.trace
+  /// every step gathers the measured timeline of the stages (pipeline_step()->runtime()).
   Model(nn::PipelineCell& net, std::shared_ptr<nn::Optimizer> optimizer, ExecOptions opts = {});
+  /// Pipeline parallel, with a copy of `optimizer`.
   template <class Opt, class = std::enable_if_t<std::is_base_of_v<nn::Optimizer, Opt>>>
   Model(nn::PipelineCell& net, Opt optimizer, ExecOptions opts = {})
       : Model(net, std::make_shared<Opt>(std::move(optimizer)), opts) {}
 
+  /// Runs `epochs` epochs over the batched `train_set`, calling `callbacks` around each step
+  /// and epoch.
   void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks = {});
-  // Fraction of rows whose argmax of the network output equals the label. In semi-auto and
-  // auto parallel mode a collective: every rank calls it, on its thread, with the same data.
+  /// Fraction of rows whose argmax of the network output equals the label. In semi-auto and
+  /// auto parallel mode a collective: every rank calls it, on its thread, with the same data.
   double eval_accuracy(const dataset::Dataset& eval_set);
 
+  /// The optimizer that updates the parameters.
   nn::Optimizer& optimizer() { return *optimizer_; }
-  // The training program of the last step (its graph is the IR to print, its runtime the trace).
+  /// The training program of the last step (its graph is the IR to print, its runtime the trace).
   Program* train_program() { return semi_ ? &semi_->last()->program : train_step_.last(); }
-  // Semi-auto parallel: the last step's global graph, sharding and local graph (else nullptr).
+  /// Semi-auto parallel: the last step's global graph, sharding and local graph (else nullptr).
   SemiAutoProgram* semi_auto_program() { return semi_ ? semi_->last() : nullptr; }
-  // Pipeline parallel: the step (else nullptr).
+  /// Pipeline parallel: the step (else nullptr).
   PipelineStep* pipeline_step() { return pipeline_.get(); }
 
  private:
-  // The epochs of train() with their callbacks around `run_epoch`, which walks one epoch's
-  // batches and calls step_done(loss) after each step (on whichever thread runs the step).
+  /// The epochs of train() with their callbacks around `run_epoch`, which walks one epoch's
+  /// batches and calls step_done(loss) after each step (on whichever thread runs the step).
   using StepDone = std::function<void(float loss)>;
   using EpochFn = std::function<void(dataset::BatchIterator& it, const StepDone& step_done)>;
   void run_epochs(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
@@ -91,11 +98,11 @@ class Model {
   std::shared_ptr<nn::Optimizer> optimizer_;
   ExecOptions opts_;
   ParallelMode mode_ = ParallelMode::kStandAlone;
-  std::optional<nn::GradReduceSpec> reduce_;  // data/hybrid parallel over more than one rank
-  ProgramCache train_step_;  // fetches: loss, then gradients or in-graph SGD updates
-  std::unique_ptr<SemiAutoStep> semi_;  // semi-auto parallel: used instead of train_step_
+  std::optional<nn::GradReduceSpec> reduce_;  ///< data/hybrid parallel over more than one rank
+  ProgramCache train_step_;  ///< fetches: loss, then gradients or in-graph SGD updates
+  std::unique_ptr<SemiAutoStep> semi_;  ///< semi-auto parallel: used instead of train_step_
   std::unique_ptr<ForwardFunction> forward_fn_;
-  std::unique_ptr<PipelineStep> pipeline_;  // pipeline parallel: used instead of train_step_
+  std::unique_ptr<PipelineStep> pipeline_;  ///< pipeline parallel: used instead of train_step_
 };
 
 }  // namespace sf
