@@ -9,13 +9,16 @@
 //   sfrun -n 8 ./build/examples/manual_parallel                # 8 processes
 //   mpirun -np 8 ./build/examples/manual_parallel
 //
+// Any number of devices that divides --batch-size (1 included): each takes batch_size / devices
+// rows of every batch. --steps S trains on the first S batches of each epoch.
+//
 // One departure from the seed: it sets hybrid-parallel mode, where MindSpore's training step
 // (TrainOneStepCell) also averages the parameters' gradients over the devices. The seed sets no
 // mode, so each device would step on the gradient of its own slice only and the devices'
 // parameters would drift apart; averaged, all devices train the 1-device model.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "examples/example_main.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/shardflow.h>
 
@@ -23,12 +26,7 @@ namespace {
 
 namespace ds = sf::dataset;
 namespace nn = sf::nn;
-
-struct Options {
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
-  std::string log_dir = "log_output";
-  int64_t epochs = 1, batch_size = 32;
-};
+namespace ex = sf::examples;
 
 // The seed's Network: x = x[cur_rank*shard_size : cur_rank*shard_size + shard_size], then
 // Flatten and three Dense layers with ReLU between them.
@@ -82,60 +80,52 @@ const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 
                                                      ds::Normalize({0.1307f}, {0.3081f}), ds::HWC2CHW()};
 
 // The seed's create_dataset: the whole training set on every device (not sharded).
-ds::Dataset create_dataset(const Options& o, const std::string& usage = "train") {
-  ds::Dataset dataset = ds::Dataset::mnist(o.data_dir, usage);
+ds::Dataset create_dataset(const ex::CommonOptions& c, int64_t batch_size) {
+  ds::Dataset dataset = ex::take_steps(ds::Dataset::mnist(c.data_dir, "train"), c.steps, batch_size);
   dataset = dataset.map(image_transforms, "image");
   dataset = dataset.map({ds::TypeCast(sf::DType::kI32)}, "label");
-  return dataset.batch(o.batch_size);
+  return dataset.batch(batch_size);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
-    // the environment, but joined only once the inputs are checked: a rank whose peers never
-    // come must still stop at once on a bad input.
-    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
-    Options o;
-    CLI::App app{"Manual (hand-written) data parallel training of seed 000's network on Fashion-MNIST"};
-    app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
-    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
-    app.add_option("--batch-size", o.batch_size, "the whole batch, sliced over the devices")
-        ->check(sf::cli::kPositive);
-    app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
-    CLI11_PARSE(app, argc, argv);
-
-    const int device_num = spec.size;
-    SF_ENFORCE(o.batch_size % device_num == 0, InvalidArgument,
+  int64_t batch_size = 32;
+  ex::Example example("Manual (hand-written) data parallel training of seed 000's network on Fashion-MNIST",
+                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+  example.common().print_every = 20;
+  example.cli()
+      .add_option("--batch-size", batch_size, "the whole batch, sliced over the devices")
+      ->check(sf::cli::kPositive);
+  const ex::CommonOptions& c = example.common();
+  int device_num = 1;
+  ds::Dataset data_set;  // shared by the virtual devices of this process
+  example.prepare = [&](const sf::comm::JobSpec& job) {
+    device_num = job.size;
+    SF_ENFORCE(batch_size % device_num == 0, InvalidArgument,
                "batch_size {} is not divisible by device_num {}: each device takes batch_size // device_num rows, "
                "and the last {} rows of every batch would never be trained on",
-               o.batch_size, device_num, o.batch_size % device_num);
-    const int64_t shard_size = o.batch_size / device_num;
+               batch_size, device_num, batch_size % device_num);
+    data_set = create_dataset(c, batch_size);
+    return ex::Next::kJoin;
+  };
+  example.run = [&] {
+    const int64_t shard_size = batch_size / device_num;
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kHybridParallel, .gradients_mean = true});
     sf::set_seed(1);
-    const ds::Dataset data_set = create_dataset(o);  // shared by the virtual devices of this process
-    sf::comm::init(spec);
-    const bool several = sf::comm::job().local_ranks > 1;
-    const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
-
     sf::comm::run_ranks([&] {
       const int cur_rank = sf::comm::get_rank();
-      sf::RankLog log(job_dir);
+      sf::RankLog log(example.job_dir());
       Network net(cur_rank, shard_size);
       auto loss_fn = std::make_shared<ReduceLoss>(cur_rank, shard_size, device_num);
       auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
-      auto loss_cb = std::make_shared<sf::LossMonitor>(20, log.out());
+      auto loss_cb = std::make_shared<sf::LossMonitor>(c.print_every, log.out());
       sf::Model model(net, loss_fn, optimizer);
-      model.train(o.epochs, data_set, {loss_cb});
+      model.train(c.epochs, data_set, {loss_cb});
       if (cur_rank == 0)
         std::cout << fmt::format("{} devices, batch_size {} ({} rows each): last loss lines in {}\n", device_num,
-                                 o.batch_size, shard_size, several ? job_dir + "/rank.*/stdout" : "stdout");
+                                 batch_size, shard_size, example.logs_where());
     });
-    sf::comm::release();
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+  };
+  return example.main(argc, argv);
 }

@@ -12,15 +12,23 @@
 //   ./build/examples/operator_parallel --devices 8 --strategy-file strategies.json
 //   ./build/examples/operator_parallel --dry-run 4096                 # the plan for 4096 ranks, none started
 //
+// Any number of devices N, 1 included: the seed's strategies need 8 devices, so on N they are
+// derived over d, the largest power of two dividing N up to the seed's 8 — the device matrix
+// (dp, sp, mp) of d with its factors of 2 given to dp, sp, mp in turn, relu1 (d/2, 1), layout2
+// (d), relu2 (d, 1) — and repeated N/d times; on 8 (and on any multiple of 8) they are the
+// seed's. On an odd N, d is 1: nothing is sharded and every op takes the default.
+//
 // --api model trains with Model.train (MindSpore's model.train) instead of the seed's loop;
 // either can write the parallel IR of every rank (--save-graphs DIR, docs/ir_dump.md).
 // --strategy-file loads the ops' strategies from a JSON file (docs/strategy_file.md) instead
-// of the shard() calls below; --save-strategy-file writes those used, defaults included.
+// of the shard() calls below; --save-strategy-file writes those used, defaults included;
+// --explain prints each op's strategy and whether it was given or is the default.
 // --dry-run N prints, for N ranks, each rank's parameter and activation bytes and the bytes
 // each collective moves per step, without starting a rank (docs/auto_parallel.md).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "examples/example_main.h"
+#include "examples/strategy_options.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/ops/blas.h>
 #include <shardflow/shardflow.h>
@@ -30,21 +38,22 @@ namespace {
 
 namespace ds = sf::dataset;
 namespace nn = sf::nn;
+namespace ex = sf::examples;
 
 struct Options {
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
   std::string api = "functional";  // the seed's loop, or "model" (Model.train)
-  std::string log_dir = "log_output";
-  std::string save_graphs, strategy_file, save_strategy_file;
-  int64_t epochs = 10, steps = 0, print_every = 10, dry_run = 0;
+  std::string save_graphs;
+  ex::StrategyOptions strategies;
+  int64_t dry_run = 0;
 };
 
 const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 0.0f),
                                                      ds::Normalize({0.1307f}, {0.3081f}), ds::HWC2CHW()};
 
 // The seed's create_dataset: as on a single card (not sharded), rescaled, normalized, batched.
-ds::Dataset create_dataset(const Options& o, int64_t batch_size, const std::string& usage = "train") {
-  ds::Dataset dataset = ds::Dataset::mnist(o.data_dir, usage);
+ds::Dataset create_dataset(const ex::CommonOptions& c, int64_t batch_size, const std::string& usage = "train") {
+  ds::Dataset dataset = ds::Dataset::mnist(c.data_dir, usage);
+  if (usage == "train") dataset = ex::take_steps(dataset, c.steps, batch_size);
   dataset = dataset.map(image_transforms, "image");
   dataset = dataset.map({ds::TypeCast(sf::DType::kI32)}, "label");
   return dataset.batch(batch_size);
@@ -74,18 +83,40 @@ class Network : public nn::Cell {
   }
 };
 
-// The seed's strategies, or those of a strategy file.
-void shard(Network& net, const sf::StrategyTable& from_file) {
+// The largest power of two that divides `devices`, up to the seed's 8: the devices the seed's
+// strategies are derived over (see the header comment).
+int strategy_devices(int64_t devices) {
+  int d = 1;
+  while (d < 8 && devices % (2 * d) == 0) d *= 2;
+  return d;
+}
+
+// Where the strategies come from, for the first line; nothing for the seed's own.
+std::string strategies_used(const Options& o, int devices) {
+  if (!o.strategies.strategy_file.empty()) return ", strategies from " + o.strategies.strategy_file;
+  const int d = strategy_devices(devices);
+  if (d == 8) return "";
+  if (d == 1) return ", no op sharded (the seed's strategies need a device count with a factor of 2)";
+  return fmt::format(", the seed's strategies derived for {} devices", d);
+}
+
+// The seed's strategies for `devices` devices (derived as the header comment says), or those of
+// a strategy file.
+void shard(Network& net, const sf::StrategyTable& from_file, int64_t devices) {
   if (!from_file.empty()) {
     for (const auto& [op, strategy] : from_file) net.shard(op, strategy);
     return;
   }
-  sf::Layout layout({2, 2, 2}, {"dp", "sp", "mp"});
+  const int d = strategy_devices(devices);
+  if (d == 1) return;
+  int64_t matrix[3] = {1, 1, 1};  // dp, sp, mp: 8 gives the seed's (2, 2, 2)
+  for (int k = 0, rest = d; rest > 1; ++k, rest /= 2) matrix[k % 3] *= 2;
+  sf::Layout layout({matrix[0], matrix[1], matrix[2]}, {"dp", "sp", "mp"});
   net.matmul1.shard({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")});
-  net.relu1.shard({{4, 1}});
-  sf::Layout layout2({8}, {"tp"});
+  net.relu1.shard({{d / 2, 1}});
+  sf::Layout layout2({d}, {"tp"});
   net.matmul2.shard({layout2("None", "tp"), layout2("tp", "None")});
-  net.relu2.shard({{8, 1}});
+  net.relu2.shard({{d, 1}});
 }
 
 // The network and loss on global shapes (a batch of 32), as every rank builds them before
@@ -97,30 +128,16 @@ int global_graph(Network& net, sf::Graph& g) {
   return nn::CrossEntropyLoss()(b, logits, b.input("input1", {32}, sf::DType::kI32)).id;
 }
 
-// --strategy-file: its strategies, checked against the global graph on `device_num` ranks.
-sf::StrategyTable load_strategies(const std::string& path, int device_num) {
-  sf::StrategyTable table = sf::load_strategy_file(path);
+// The global graph of an unsharded network, for the strategy file's check and the strategies used.
+int unsharded_global_graph(sf::Graph& g) {
   Network net;
-  sf::Graph g;
-  const int loss = global_graph(net, g);
-  sf::check_strategy_file(path, table, g, {loss}, device_num);
-  return table;
-}
-
-// --save-strategy-file: every op's strategy, defaults included.
-void save_strategies(const std::string& path, const sf::StrategyTable& from_file) {
-  Network net;
-  shard(net, from_file);
-  sf::Graph g;
-  const int loss = global_graph(net, g);
-  const sf::GraphSharding sharding = sf::shard_graph(g, {loss}, net.strategies(), sf::comm::job().size);
-  sf::save_strategy_file(path, sf::strategies_of(g, sharding));
+  return global_graph(net, g);
 }
 
 // --dry-run N: the plan of the seed's batch of 32 on N ranks, none started.
 void dry_run(const Options& o, const sf::StrategyTable& from_file) {
   Network net;
-  shard(net, from_file);
+  shard(net, from_file, o.dry_run);
   nn::CrossEntropyLoss loss_fn;
   const sf::NetworkPlan plan = sf::plan_network(
       net, [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) { return loss_fn(b, net(b, in[0]), in[1]); },
@@ -129,7 +146,7 @@ void dry_run(const Options& o, const sf::StrategyTable& from_file) {
 }
 
 // The seed's training loop: value_and_grad of forward_fn, then optimizer(grads).
-void train_functional(const Options& o, Network& net, nn::SGD& optimizer, nn::CrossEntropyLoss& loss_fn,
+void train_functional(const Options& o, const ex::CommonOptions& c, Network& net, nn::SGD& optimizer, nn::CrossEntropyLoss& loss_fn,
                       ds::Dataset& data_set, const std::vector<std::ostream*>& outs) {
   auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
     sf::Value logits = net(b, in[0]);
@@ -142,14 +159,13 @@ void train_functional(const Options& o, Network& net, nn::SGD& optimizer, nn::Cr
     optimizer.step(grads);
     return loss_value;
   };
-  for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
+  for (int64_t epoch = 0; epoch < c.epochs; ++epoch) {
     int64_t i = 0;
     ds::BatchIterator it = data_set.iterator(epoch);
     while (const std::vector<sf::Tensor>* batch = it.next()) {
-      if (o.steps > 0 && i == o.steps) break;
       const float loss_output = train_step((*batch)[0], (*batch)[1]);
       if (epoch == 0 && i == 0 && !o.save_graphs.empty()) sf::save_graphs(*grad_fn.semi_auto_program(), o.save_graphs);
-      if (i % o.print_every == 0)
+      if (i % c.print_every == 0)
         for (std::ostream* out : outs)
           *out << fmt::format("epoch: {}, step: {}, loss is {}", epoch, i, loss_output) << std::endl;
       i += 1;
@@ -158,17 +174,17 @@ void train_functional(const Options& o, Network& net, nn::SGD& optimizer, nn::Cr
 }
 
 // Model.train, which can also write the parallel IR after the first step.
-void train_model(const Options& o, Network& net, std::shared_ptr<nn::SGD> optimizer, ds::Dataset& data_set,
+void train_model(const Options& o, const ex::CommonOptions& c, Network& net, std::shared_ptr<nn::SGD> optimizer, ds::Dataset& data_set,
                  const std::vector<std::ostream*>& outs) {
   sf::Model model(net, std::make_shared<nn::CrossEntropyLoss>(), optimizer);
   std::vector<sf::CallbackPtr> callbacks;
   for (std::ostream* out : outs) {
-    callbacks.push_back(std::make_shared<sf::LossMonitor>(o.print_every, *out));
+    callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every, *out));
     callbacks.push_back(std::make_shared<sf::TimeMonitor>(*out));
   }
   auto save = std::make_shared<sf::SaveGraphs>(model, o.save_graphs);
   if (!o.save_graphs.empty()) callbacks.push_back(save);
-  model.train(o.epochs, data_set, callbacks);
+  model.train(c.epochs, data_set, callbacks);
   if (!o.save_graphs.empty() && sf::comm::get_rank() == 0)
     std::cout << fmt::format("IR of every rank written to {}/rank_*/ ({} files each)\n", o.save_graphs,
                              save->files().size());
@@ -177,65 +193,71 @@ void train_model(const Options& o, Network& net, std::shared_ptr<nn::SGD> optimi
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
-    // the environment, but joined only once every input is checked: a rank whose peers never
-    // come must still stop at once on a bad strategy file or dataset.
-    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
-    Options o;
-    CLI::App app{"Operator-level parallel training of seed 001's network on Fashion-MNIST"};
-    app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
-    app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
-        ->check(CLI::IsMember({"functional", "model"}));
-    app.add_option("--epochs", o.epochs)->check(sf::cli::kPositive);
-    app.add_option("--steps", o.steps, "stop each epoch after this many steps (0: all; functional loop)")
-        ->check(sf::cli::kNonNegative);
-    app.add_option("--print-every", o.print_every)->check(sf::cli::kPositive);
-    app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
-    app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
-    app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
-    app.add_option("--save-strategy-file", o.save_strategy_file, "write the strategies used to this JSON file");
-    app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per rank "
-                                           "its memory and the bytes each collective moves per step")
-        ->check(sf::cli::kPositive);
-    CLI11_PARSE(app, argc, argv);
-    SF_ENFORCE(o.api == "functional" || o.steps == 0, InvalidArgument, "--steps needs --api functional");
+  Options o;
+  ex::Example example("Operator-level parallel training of seed 001's network on Fashion-MNIST",
+                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+  example.common().epochs = 10;
+  CLI::App& app = example.cli();
+  app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
+      ->check(CLI::IsMember({"functional", "model"}));
+  app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
+  ex::add_strategy_options(app, o.strategies);
+  app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per rank "
+                                         "its memory and the bytes each collective moves per step")
+      ->check(sf::cli::kPositive);
+  const ex::CommonOptions& c = example.common();
 
+  sf::StrategyTable from_file;
+  ds::Dataset data_set;  // shared by the virtual devices of this process
+  example.prepare = [&](const sf::comm::JobSpec& job) {
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
     sf::set_seed(1);
     if (o.dry_run > 0) {
-      dry_run(o, o.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategy_file));
-      return 0;
+      const sf::StrategyTable table =
+          o.strategies.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategies.strategy_file);
+      dry_run(o, table);
+      return ex::Next::kDone;
     }
-    const sf::StrategyTable from_file =
-        o.strategy_file.empty() ? sf::StrategyTable{} : load_strategies(o.strategy_file, spec.size);
-    ds::Dataset data_set = create_dataset(o, 32);  // shared by the virtual devices of this process
-    ds::Dataset::check_mnist(o.data_dir, "test");  // read after training, for the accuracy
-    sf::comm::init(spec);
-    if (!o.save_strategy_file.empty() && sf::comm::job().rank == 0) save_strategies(o.save_strategy_file, from_file);
-    const bool several = sf::comm::job().local_ranks > 1;
-    const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
-    std::vector<sf::Tensor> trained;  // the whole parameters, for the test accuracy
+    from_file = ex::load_strategies(o.strategies, unsharded_global_graph, job.size);
+    data_set = create_dataset(c, 32);
+    ds::Dataset::check_mnist(c.data_dir, "test");  // read after training, for the accuracy
+    if (job.rank == 0 && (o.strategies.explain || !o.strategies.save_strategy_file.empty())) {
+      Network net;
+      shard(net, from_file, job.size);
+      sf::Graph g;
+      const int loss = global_graph(net, g);
+      const sf::StrategyTable used = sf::strategies_of(g, sf::shard_graph(g, {loss}, net.strategies(), job.size));
+      if (o.strategies.explain)
+        std::cout << ex::explain_semi_auto(used, net.strategies(), from_file.empty() ? "shard()" : "the strategy file");
+      if (!o.strategies.save_strategy_file.empty()) sf::save_strategy_file(o.strategies.save_strategy_file, used);
+    }
+    return ex::Next::kJoin;
+  };
+
+  std::vector<sf::Tensor> trained;  // the whole parameters, for the test accuracy
+  example.run = [&] {
+    const int devices = sf::comm::job().size;
     if (sf::comm::job().rank == 0)
       std::cout << fmt::format("shardflow: seed 001's MLP 784-512-512-10, operator-parallel on {} devices ({}), "
                                "sgd lr 0.01, batch 32, {} epoch(s), {} API{}, BLAS: {}\n",
-                               sf::comm::job().size, several ? "virtual, one process" : "one per process", o.epochs,
-                               o.api, o.strategy_file.empty() ? "" : ", strategies from " + o.strategy_file,
+                               devices, example.several() ? "virtual, one process" : "one per process", c.epochs,
+                               o.api,
+                               strategies_used(o, devices),
                                sf::blas_config());
 
     sf::comm::run_ranks([&] {
-      sf::RankLog log(job_dir);
+      sf::RankLog log(example.job_dir());
       // Rank 0 of a process holding several devices also prints its lines here.
       std::vector<std::ostream*> outs = {&log.out()};
-      if (several && sf::comm::get_rank() == 0) outs.push_back(&std::cout);
+      if (example.several() && sf::comm::get_rank() == 0) outs.push_back(&std::cout);
       Network net;
-      shard(net, from_file);
+      shard(net, from_file, devices);
       auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
       nn::CrossEntropyLoss loss_fn;
       if (o.api == "model")
-        train_model(o, net, optimizer, data_set, outs);
+        train_model(o, c, net, optimizer, data_set, outs);
       else
-        train_functional(o, net, *optimizer, loss_fn, data_set, outs);
+        train_functional(o, c, net, *optimizer, loss_fn, data_set, outs);
       std::vector<sf::Tensor> whole = sf::gather_parameters(net.trainable_params());
       if (sf::comm::get_rank() == sf::comm::job().rank) trained = std::move(whole);
     });
@@ -246,13 +268,9 @@ int main(int argc, char** argv) {
     sf::ParameterList params = eval_net.trainable_params();
     for (size_t i = 0; i < params.size(); ++i) params[i].value() = trained[i];
     sf::Model model(eval_net, nn::CrossEntropyLoss(), nn::SGD(params, 1e-2f));
-    const double accuracy = model.eval_accuracy(create_dataset(o, 1000, "test"));
-    std::cout << fmt::format("{} devices: test accuracy: {:.4f}{}\n", sf::comm::job().size, accuracy,
-                             several ? fmt::format(" (loss lines in {}/rank.*/stdout)", job_dir) : "");
-    sf::comm::release();
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+    const double accuracy = model.eval_accuracy(create_dataset(c, 1000, "test"));
+    std::cout << fmt::format("{} devices: test accuracy: {:.4f}{}\n", devices, accuracy,
+                             example.several() ? fmt::format(" (loss lines in {})", example.logs_where()) : "");
+  };
+  return example.main(argc, argv);
 }
