@@ -44,4 +44,24 @@ class Net : public nn::Cell {
   sf::Primitive& matmul2 = register_primitive("matmul2", "MatMul");
 };
 
+// The seed shards matmul ((2, 4), (4, 1)) on 8 devices: its input's batch in 2 blocks, the
+// reduce dim in 4. On N devices the reduce dim goes in b blocks, b the largest power of two
+// dividing N up to the seed's 4, and the batch (2 x N rows) in N / b: ((N/b, b), (b, 1)), the
+// seed's on 8, ((3, 1), (1, 1)) on 3, nothing split on 1.
+inline void shard_matmul(Net& net, int64_t devices) {
+  int64_t b = 1;
+  while (b < 4 && devices % (2 * b) == 0) b *= 2;
+  net.matmul.shard({{devices / b, b}, {b, 1}});
+}
+
+// The network and its loss on the global shapes of `batch` rows, unsharded: the graph a
+// strategy file is checked against.
+inline int global_graph(sf::Graph& g, int64_t batch, int64_t in_dim, int64_t hidden_dim, int64_t out_dim) {
+  Net net(in_dim, hidden_dim, out_dim);
+  net.trainable_params();
+  sf::GraphBuilder b(g);
+  const sf::Value out = net(b, b.input("input0", {batch, in_dim}));
+  return nn::MSELoss()(b, out, b.input("input1", {batch, out_dim})).id;
+}
+
 }  // namespace seed002

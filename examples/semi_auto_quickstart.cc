@@ -15,75 +15,85 @@
 // the default (the batch split over every device). The seed's per-device batch of 2
 // (dataset_strategy="data_parallel") is a global batch of 2 x devices that every rank reads
 // whole and is fed its block of.
-#include <CLI/CLI.hpp>
+//
+// Any number of devices, 1 included: on N, matmul is sharded ((N/b, b), (b, 1)), b the largest
+// power of two dividing N up to the seed's 4 (seed002_net.h), the seed's ((2, 4), (4, 1)) on 8.
+// --batch is per device (the seed's 2): N devices with --batch B train the 1-device run's batch
+// of N x B rows. --strategy-file replaces the shard() call, --save-strategy-file writes every
+// op's strategy, --explain prints where each came from.
 #include <fmt/format.h>
 
+#include "examples/example_main.h"
 #include "examples/seed002_net.h"
+#include "examples/strategy_options.h"
+#include <shardflow/core/cli_checks.h>
 #include <shardflow/shardflow.h>
 
 namespace {
 
 namespace ds = sf::dataset;
 namespace nn = sf::nn;
+namespace ex = sf::examples;
 
 struct Options {
-  std::string log_dir = "log_output";
   std::string save_graphs_path = "saved_graph";
   std::string checkpoint_dir = ".";
-  std::string strategy_file;
+  ex::StrategyOptions strategies;
+  int64_t batch = 2;  // per device, the seed's var_single_batch_size
   bool semi_auto = false;
 };
 
 using seed002::get_dataset;
 using seed002::Net;
 
+const int64_t var_step_per_epoch = 4;
+const int64_t var_in_dim = 32;
+const int64_t var_hidden_dim = 16;
+const int64_t var_out_dim = 16;
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    // The job (--devices N, or the ranks sfrun / mpirun / Slurm started) is known from argv and
-    // the environment, but joined only once the inputs are checked: a rank whose peers never
-    // come must still stop at once on a bad input.
-    const sf::comm::JobSpec spec = sf::comm::resolve_job(sf::comm::consume_comm_args(argc, argv), sf::comm::process_env());
-    Options o;
-    CLI::App app{"Seed 002's quick start: semi-auto parallel training of a sharded matmul"};
-    app.add_option("--log-dir", o.log_dir, "per-rank logs when this process holds several devices");
-    app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
-    app.add_option("--checkpoint-dir", o.checkpoint_dir, "each rank's checkpoints go to DIR/<rank>/");
-    app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
-    app.add_flag("--semi-auto", o.semi_auto, "SEMI_AUTO_PARALLEL (unsharded ops get the default) instead of propagation");
-    CLI11_PARSE(app, argc, argv);
-    const sf::StrategyTable from_file = o.strategy_file.empty() ? sf::StrategyTable{} : sf::load_strategy_file(o.strategy_file);
-    sf::comm::init(spec);
+  Options o;
+  ex::Example example("Seed 002's quick start: semi-auto parallel training of a sharded matmul", ex::kLogDir);
+  CLI::App& app = example.cli();
+  app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
+  app.add_option("--checkpoint-dir", o.checkpoint_dir, "each rank's checkpoints go to DIR/<rank>/");
+  app.add_option("--batch", o.batch, "batch size per device (the global batch is batch x devices)")
+      ->check(sf::cli::kPositive);
+  ex::add_strategy_options(app, o.strategies);
+  app.add_flag("--semi-auto", o.semi_auto, "SEMI_AUTO_PARALLEL (unsharded ops get the default) instead of propagation");
 
-    const int64_t var_step_per_epoch = 4;
-    const int64_t var_single_batch_size = 2;
-    const int64_t var_in_dim = 32;
-    const int64_t var_hidden_dim = 16;
-    const int64_t var_out_dim = 16;
-
+  sf::StrategyTable from_file;
+  ds::Dataset fake_dataset;
+  example.prepare = [&](const sf::comm::JobSpec& job) {
+    const int64_t batch = o.batch * job.size;
+    from_file = ex::load_strategies(
+        o.strategies,
+        [&](sf::Graph& g) { return seed002::global_graph(g, batch, var_in_dim, var_hidden_dim, var_out_dim); },
+        job.size);
+    // Randomly constructed dataset, the global batch every rank reads.
+    fake_dataset = get_dataset(batch, var_in_dim, var_out_dim, var_step_per_epoch);
+    return ex::Next::kJoin;
+  };
+  example.run = [&] {
     // Parallel mode is fully automatic parallelism, the strategy search is strategy propagation.
     if (o.semi_auto)
-      sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
+      sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel,
+                                     .strategy_ckpt_save_file = o.strategies.save_strategy_file});
     else
       sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kAutoParallel,
                                      .search_mode = "sharding_propagation",
-                                     .dataset_strategy = "data_parallel"});
+                                     .dataset_strategy = "data_parallel",
+                                     .strategy_ckpt_save_file = o.strategies.save_strategy_file});
     sf::set_seed(1);
     const int device_num = sf::comm::job().size;
-    // Randomly constructed dataset, the global batch every rank reads.
-    ds::Dataset fake_dataset =
-        get_dataset(var_single_batch_size * device_num, var_in_dim, var_out_dim, var_step_per_epoch);
-    const bool several = sf::comm::job().local_ranks > 1;
-    const std::string job_dir = several ? sf::new_job_dir(o.log_dir) : "";
-
     sf::comm::run_ranks([&] {
       const int rank_id = sf::comm::get_rank();
-      sf::RankLog log(job_dir);
+      sf::RankLog log(example.job_dir());
       Net net(var_in_dim, var_hidden_dim, var_out_dim);
       // The seed shards in Net.__init__; here after it, so that a strategy file can replace it.
-      // (2, 4): the input's batch in 2 blocks, its width in 4; (4, 1): the weight's height in 4.
-      if (from_file.empty()) net.matmul.shard({{2, 4}, {4, 1}});
+      if (from_file.empty()) seed002::shard_matmul(net, device_num);
       for (const auto& [op, strategy] : from_file) net.shard(op, strategy);
       const float learning_rate = 0.2f, momentum = 0.1f;
       const int64_t epoch_size = 5;
@@ -95,14 +105,15 @@ int main(int argc, char** argv) {
           std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.checkpoint_dir, rank_id)),
           save_graphs};
       model.train(epoch_size, fake_dataset, callback);
-      if (rank_id == 0)
+      if (rank_id == 0) {
+        if (o.strategies.explain)
+          std::cout << ex::explain(*model.semi_auto_program(), net.strategies(),
+                                   from_file.empty() ? "shard()" : "the strategy file")
+                    << std::endl;
         std::cout << fmt::format("{} devices: loss lines in {}, parallel IR in {}/rank_*/\n", device_num,
-                                 several ? job_dir + "/rank.*/stdout" : "stdout", o.save_graphs_path);
+                                 example.logs_where(), o.save_graphs_path);
+      }
     });
-    sf::comm::release();
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+  };
+  return example.main(argc, argv);
 }

@@ -29,4 +29,9 @@ std::string explain_semi_auto(const StrategyTable& used, const StrategyTable& gi
   return out;
 }
 
+std::string explain(const SemiAutoProgram& program, const StrategyTable& given, const std::string& given_by) {
+  if (!program.search.mode.empty()) return program.search.explain();
+  return explain_semi_auto(strategies_of(program.global, program.sharding), given, given_by);
+}
+
 }  // namespace sf::examples

@@ -11,6 +11,7 @@
 
 #include <shardflow/ops/graph.h>
 #include <shardflow/parallel/sharding/op_strategy.h>
+#include <shardflow/train/semi_auto_step.h>
 
 namespace sf::examples {
 
@@ -33,5 +34,9 @@ StrategyTable load_strategies(const StrategyOptions& o, const GlobalGraph& globa
 // --explain in semi-auto parallel: one line per op of `used`, its strategy and whether it was
 // given (`given_by`: "shard()", "the strategy file") or is the default.
 std::string explain_semi_auto(const StrategyTable& used, const StrategyTable& given, const std::string& given_by);
+
+// --explain after the first step built `program`: the search's reasons in auto parallel, else
+// explain_semi_auto of the strategies it ran with.
+std::string explain(const SemiAutoProgram& program, const StrategyTable& given, const std::string& given_by);
 
 }  // namespace sf::examples
