@@ -1,38 +1,39 @@
-// Transport: the narrow point-to-point interface that every backend implements (inproc now;
-// zmq and mpi later, each in comm/<backend>/ with the same file names). Collectives are
-// written only against this interface and never know which backend carries their bytes.
-//
-// Messages are tensors addressed by (peer, tag) within one world of size() ranks. For every
-// ordered pair (sender, receiver) and tag, delivery is FIFO; different tags are independent
-// queues, so a receive for one tag never consumes a message of another.
-//
-// Threading: one Transport object is one rank's endpoint. send() and recv() may be called
-// from several threads of that rank at once (the collectives of different groups, or an
-// async worker next to the caller thread); calls for the same (peer, tag) from two threads
-// at once have no defined order between them.
-//
-// Buffer ownership (the contract every algorithm must respect):
-//  * send() hands the tensor's elements to the message. The inproc backend passes the tensor
-//    by reference: the receiver gets a Tensor sharing the sender's storage. The sender must
-//    therefore never write to a tensor (or any view of its storage) after sending it. The
-//    collectives send only buffers from BufferPool (comm/buffer_pool.h) or fresh tensors,
-//    never a caller's input or output, so a caller may overwrite its tensors as soon as a
-//    collective returns, whatever its peers are still doing.
-//  * A pooled buffer carries reader references: each send() passes one reference to the
-//    message, and whoever holds a received tensor releases it with BufferPool::release()
-//    when done reading (a no-op for tensors that are not pooled). A backend that copies the
-//    bytes out (zmq, mpi) releases the sender's reference itself once the bytes have left,
-//    and returns received tensors in fresh pooled buffers, so algorithms read the same on
-//    every backend.
-//  * The one exception: a transport whose passes_by_reference() is true lets the table pick the
-//    by-reference algorithms (comm/algorithm.h), which send the caller's own input and output
-//    so that peers read and write them in place. Those algorithms return only after every peer
-//    has said it is done with this rank's tensors, so the promise above still holds.
-//
-// Optional capabilities (all off or at their defaults, so a backend that knows nothing of them keeps
-// working): passes_by_reference(), and native_collectives(), a backend's own collectives (the
-// mpi backend's are MPI's) that the table may pick as Algorithm::kNative. Both must answer the
-// same on every rank of a world: the algorithm table depends on them.
+/// @file
+/// Transport: the narrow point-to-point interface that every backend implements (inproc now;
+/// zmq and mpi later, each in `comm/<backend>/` with the same file names). Collectives are
+/// written only against this interface and never know which backend carries their bytes.
+///
+/// Messages are tensors addressed by (peer, tag) within one world of size() ranks. For every
+/// ordered pair (sender, receiver) and tag, delivery is FIFO; different tags are independent
+/// queues, so a receive for one tag never consumes a message of another.
+///
+/// Threading: one Transport object is one rank's endpoint. send() and recv() may be called
+/// from several threads of that rank at once (the collectives of different groups, or an
+/// async worker next to the caller thread); calls for the same (peer, tag) from two threads
+/// at once have no defined order between them.
+///
+/// Buffer ownership (the contract every algorithm must respect):
+///  * send() hands the tensor's elements to the message. The inproc backend passes the tensor
+///    by reference: the receiver gets a Tensor sharing the sender's storage. The sender must
+///    therefore never write to a tensor (or any view of its storage) after sending it. The
+///    collectives send only buffers from BufferPool (comm/buffer_pool.h) or fresh tensors,
+///    never a caller's input or output, so a caller may overwrite its tensors as soon as a
+///    collective returns, whatever its peers are still doing.
+///  * A pooled buffer carries reader references: each send() passes one reference to the
+///    message, and whoever holds a received tensor releases it with BufferPool::release()
+///    when done reading (a no-op for tensors that are not pooled). A backend that copies the
+///    bytes out (zmq, mpi) releases the sender's reference itself once the bytes have left,
+///    and returns received tensors in fresh pooled buffers, so algorithms read the same on
+///    every backend.
+///  * The one exception: a transport whose passes_by_reference() is true lets the table pick the
+///    by-reference algorithms (comm/algorithm.h), which send the caller's own input and output
+///    so that peers read and write them in place. Those algorithms return only after every peer
+///    has said it is done with this rank's tensors, so the promise above still holds.
+///
+/// Optional capabilities (all off or at their defaults, so a backend that knows nothing of them keeps
+/// working): passes_by_reference(), and native_collectives(), a backend's own collectives (the
+/// mpi backend's are MPI's) that the table may pick as Algorithm::kNative. Both must answer the
+/// same on every rank of a world: the algorithm table depends on them.
 #pragma once
 
 #include <chrono>
@@ -43,11 +44,12 @@
 
 namespace sf::comm {
 
-// Message tag; comm/group.h composes it from a group id, a sequence number and a slot.
+/// Message tag; comm/group.h composes it from a group id, a sequence number and a slot.
 using Tag = uint64_t;
 
 class NativeCollectives;  // comm/native_collectives.h
 
+/// One rank's endpoint: send and receive tensors by (peer, tag) within its world.
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -55,32 +57,32 @@ class Transport {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
-  // This endpoint's rank in [0, size()).
+  /// This endpoint's rank in [0, size()).
   virtual int rank() const = 0;
-  // Number of ranks in the world.
+  /// Number of ranks in the world.
   virtual int size() const = 0;
-  // Backend name for messages: "inproc", "zmq", "mpi".
+  /// Backend name for messages: "inproc", "zmq", "mpi".
   virtual std::string_view name() const = 0;
 
-  // Queues `t` for `peer` under `tag` and returns without waiting for the receiver. Sending to
-  // a peer that has closed drops the message. Throws InvalidArgument for a peer out of range.
+  /// Queues `t` for `peer` under `tag` and returns without waiting for the receiver. Sending to
+  /// a peer that has closed drops the message. Throws InvalidArgument for a peer out of range.
   virtual void send(int peer, Tag tag, const Tensor& t) = 0;
 
-  // Blocks until the oldest message from `peer` under `tag` arrives and returns it, or throws
-  // PeerLost naming `peer` and the tag when `timeout` passes first or the peer has closed
-  // (after the messages it sent before closing have been received). Never blocks longer.
+  /// Blocks until the oldest message from `peer` under `tag` arrives and returns it, or throws
+  /// PeerLost naming `peer` and the tag when `timeout` passes first or the peer has closed
+  /// (after the messages it sent before closing have been received). Never blocks longer.
   virtual Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) = 0;
 
-  // Closes this endpoint: peers' receives from it fail at once with PeerLost, and messages
-  // sent to it are dropped. Models a rank that died. Idempotent.
+  /// Closes this endpoint: peers' receives from it fail at once with PeerLost, and messages
+  /// sent to it are dropped. Models a rank that died. Idempotent.
   virtual void close() = 0;
 
-  // True if send() hands the receiver the sender's storage itself, never a copy (inproc).
+  /// True if send() hands the receiver the sender's storage itself, never a copy (inproc).
   virtual bool passes_by_reference() const { return false; }
-  // The backend's own collectives, or null (the default). Owned by the transport.
+  /// The backend's own collectives, or null (the default). Owned by the transport.
   virtual NativeCollectives* native_collectives() { return nullptr; }
-  // The message size, in bytes, that ring and tree algorithms cut large tensors into on this
-  // transport (comm/algorithm.h kSegmentBytes by default). Must be the same on every rank.
+  /// The message size, in bytes, that ring and tree algorithms cut large tensors into on this
+  /// transport (comm/algorithm.h kSegmentBytes by default). Must be the same on every rank.
   virtual int64_t segment_bytes() const;
 };
 

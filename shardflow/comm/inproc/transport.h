@@ -1,9 +1,10 @@
-// InprocTransport: one rank's endpoint on an in-process Fabric — the default backend, used
-// by `--devices N` and by most tests. Tensors travel by reference (no copy); see the buffer
-// ownership contract in comm/transport.h.
-//
-// Threading: as Transport. The endpoints of one world share the Fabric; each endpoint may be
-// used by several threads of its rank.
+/// @file
+/// InprocTransport: one rank's endpoint on an in-process Fabric — the default backend, used
+/// by `--devices N` and by most tests. Tensors travel by reference (no copy); see the buffer
+/// ownership contract in comm/transport.h.
+///
+/// Threading: as Transport. The endpoints of one world share the Fabric; each endpoint may be
+/// used by several threads of its rank.
 #pragma once
 
 #include <memory>
@@ -14,8 +15,10 @@
 
 namespace sf::comm::inproc {
 
+/// One rank's endpoint of an in-process world (the Transport of `--devices N`).
 class InprocTransport final : public Transport {
  public:
+  /// Rank `rank`'s endpoint on `fabric`; make_inproc_world() makes them all.
   InprocTransport(std::shared_ptr<Fabric> fabric, int rank);
 
   int rank() const override { return rank_; }
@@ -37,7 +40,7 @@ class InprocTransport final : public Transport {
 
 namespace sf::comm {
 
-// A world of n virtual ranks in this process: element r is rank r's endpoint.
+/// A world of n virtual ranks in this process: element r is rank r's endpoint.
 std::vector<std::shared_ptr<Transport>> make_inproc_world(int n);
 
 }  // namespace sf::comm
