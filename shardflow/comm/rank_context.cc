@@ -53,6 +53,18 @@ RankContext* current_rank_or_null() {
   return g_process.get();
 }
 
+std::shared_ptr<RankContext> current_rank_shared() {
+  if (t_bound) return t_bound;
+  std::lock_guard<std::mutex> lock(g_process_mu);
+  return g_process;
+}
+
+bool is_virtual_rank() {
+  if (!t_bound || t_bound->size() <= 1) return false;
+  std::lock_guard<std::mutex> lock(g_process_mu);
+  return t_bound != g_process;
+}
+
 RankContext& current_rank() {
   RankContext* ctx = current_rank_or_null();
   SF_ENFORCE(ctx, InvalidArgument,

@@ -47,6 +47,7 @@ Dataset Dataset::sharded_as(int num_shards, int shard_id) && {
 Dataset Dataset::map(const std::vector<Transform>& transforms, const std::string& column) const {
   const int c = column_index(column);
   Dataset out = *this;
+  out.epochs_ = std::make_shared<EpochCounter>();  // a new dataset counts from 0
   Tensor& col = out.columns_[c];
   for (const Transform& t : transforms) {
     // Once a transform has produced fresh storage, the rest of the chain may overwrite it:
@@ -63,6 +64,7 @@ Dataset Dataset::shuffle(uint64_t seed) const {
              "shuffle(seed={}): the dataset is already batched (batch_size = {}); call shuffle before batch", seed,
              batch_size_);
   Dataset out = *this;
+  out.epochs_ = std::make_shared<EpochCounter>();  // a new dataset counts from 0
   out.shuffle_seed_ = seed;
   return out;
 }
@@ -72,6 +74,7 @@ Dataset Dataset::take(int64_t count) const {
   SF_ENFORCE(batch_size_ == 0, InvalidArgument, "take({}): the dataset is already batched; call take before batch",
              count);
   Dataset out = *this;
+  out.epochs_ = std::make_shared<EpochCounter>();  // a new dataset counts from 0
   out.num_rows_ = std::min(count, num_rows_);
   for (Tensor& c : out.columns_) c = c.rows(0, out.num_rows_);
   return out;
@@ -82,6 +85,7 @@ Dataset Dataset::batch(int64_t batch_size, bool drop_remainder) const {
   SF_ENFORCE(batch_size_ == 0, InvalidArgument, "batch({}): the dataset is already batched (batch_size = {})",
              batch_size, batch_size_);
   Dataset out = *this;
+  out.epochs_ = std::make_shared<EpochCounter>();  // a new dataset counts from 0
   out.batch_size_ = batch_size;
   out.drop_remainder_ = drop_remainder;
   return out;
@@ -103,6 +107,24 @@ BatchIterator Dataset::iterator(int64_t epoch) const {
   std::vector<int64_t> order;
   if (shuffle_seed_) order = epoch_permutation(num_rows_, *shuffle_seed_, epoch);
   return BatchIterator(columns_, batch_size_, drop_remainder_, std::move(order));
+}
+
+int64_t Dataset::epoch(int reader) const { return epochs_->get(reader); }
+
+void Dataset::set_epoch(int64_t epoch) const {
+  SF_ENFORCE(epoch >= 0, InvalidArgument, "Dataset::set_epoch: epoch must be >= 0, got {}", epoch);
+  epochs_->set_all(epoch);
+}
+
+void Dataset::set_epoch(int64_t epoch, int reader) const {
+  SF_ENFORCE(epoch >= 0, InvalidArgument, "Dataset::set_epoch: epoch must be >= 0, got {} (reader {})", epoch, reader);
+  epochs_->set(reader, epoch);
+}
+
+BatchIterator Dataset::next_epoch(int reader) const {
+  const int64_t e = epochs_->get(reader);
+  epochs_->set(reader, e + 1);
+  return iterator(e);
 }
 
 }  // namespace sf::dataset

@@ -20,16 +20,24 @@
 ///
 /// A Dataset is an immutable value: every call returns a new Dataset, and copies share their
 /// column storage, so copying is cheap and a Dataset may be read from many threads at once.
+/// One thing is not part of the value: the epoch counter (epoch(), set_epoch(), next_epoch();
+/// data/epoch_counter.h), the epoch the next walk starts at. Copies of a Dataset share it (a
+/// copy is the same dataset, as a second Python reference would be), each reader (rank) keeps
+/// its own count in it, and a Dataset derived by map/shuffle/take/batch starts a new one at 0.
+/// Model::train walks its epochs through it, so train(1) then train(1) walks epochs 0 and 1,
+/// as train(2) does.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <shardflow/core/tensor.h>
 #include <shardflow/data/batch_iterator.h>
+#include <shardflow/data/epoch_counter.h>
 #include <shardflow/data/transforms.h>
 
 namespace sf::dataset {
@@ -97,8 +105,21 @@ class Dataset {
   /// The whole column at `index` in column_names().
   const Tensor& column(int index) const { return columns_.at(index); }
 
-  /// A walk over epoch `epoch` (counted from 0; only a shuffled dataset depends on it).
+  /// A walk over epoch `epoch` (counted from 0; only a shuffled dataset depends on it). Leaves
+  /// the epoch counter alone.
   BatchIterator iterator(int64_t epoch = 0) const;
+
+  /// The reader of a program without ranks (Model::train passes the calling rank).
+  static constexpr int kNoReader = -1;
+  /// The epoch `reader` walks next with next_epoch(), from 0 (see the counter note above).
+  int64_t epoch(int reader = kNoReader) const;
+  /// Positions every reader at `epoch` (>= 0, else InvalidArgument). Const: the counter is
+  /// shared state of the dataset, not part of its value.
+  void set_epoch(int64_t epoch) const;
+  /// Positions only `reader` at `epoch`.
+  void set_epoch(int64_t epoch, int reader) const;
+  /// A walk over epoch(reader), after which reader's counter has moved on by one.
+  BatchIterator next_epoch(int reader = kNoReader) const;
 
  private:
   Dataset(std::vector<std::string> names, std::vector<Tensor> columns);
@@ -112,6 +133,7 @@ class Dataset {
   bool drop_remainder_ = true;
   int num_shards_ = 1;
   int shard_id_ = 0;
+  std::shared_ptr<EpochCounter> epochs_ = std::make_shared<EpochCounter>();  // shared by copies
 };
 
 }  // namespace sf::dataset

@@ -1,7 +1,12 @@
 #include <shardflow/train/cell.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
+#include <memory>
+#include <typeinfo>
 
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
@@ -11,7 +16,27 @@
 
 namespace sf::nn {
 
+namespace {
+// The class name without namespaces ("Network" for a user's `Network : nn::Cell`).
+std::string class_name(const Cell& c) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(typeid(c).name(), nullptr, nullptr, &status),
+                                                   std::free);
+  std::string name = status == 0 && demangled ? demangled.get() : typeid(c).name();
+  const size_t colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+}  // namespace
+
+void Cell::claim_for_calling_rank() {
+  if (!comm::is_virtual_rank()) return;  // one rank in this process, or none: nothing to share
+  const std::string what = scope_.empty() ? fmt::format("network '{}'", class_name(*this))
+                                          : fmt::format("cell '{}' ({})", scope_, class_name(*this));
+  rank_owner_.claim(what, "build one network per rank (inside the rank's function)");
+}
+
 Value Cell::operator()(GraphBuilder& b, Value x) {
+  claim_for_calling_rank();
   if (!finalized_) finalize("", get_seed());
   const int first = b.graph().size();
   if (!scope_.empty()) b.push_scope(scope_);

@@ -16,6 +16,7 @@
 #include <shardflow/parallel/sharding/op_strategy.h>
 #include <shardflow/train/parameter.h>
 #include <shardflow/train/primitive.h>
+#include <shardflow/train/rank_owner.h>
 
 namespace sf::nn {
 
@@ -25,8 +26,16 @@ class Cell {
 
   // Adds this cell's ops for input x; the value returned is the cell's output.
   virtual Value construct(GraphBuilder& b, Value x) = 0;
-  // Runs construct() inside this cell's scope.
+  // Runs construct() inside this cell's scope. Claims the cell for the calling rank first
+  // (claim_for_calling_rank).
   Value operator()(GraphBuilder& b, Value x);
+
+  // One network per rank: with several ranks in this process (--devices N), the first rank
+  // that uses this cell owns it until its job ends, and a use from another rank is refused
+  // with InvalidArgument "network 'Network' is already used by rank 0 in this process; ..."
+  // (train/rank_owner.h). Model, value_and_grad and every call of the cell check it; the same
+  // rank may reuse a network, and a process with one rank or none is never refused.
+  void claim_for_calling_rank();
 
   // Every parameter of this cell and its children, in registration order, named and
   // initialised (the first call finalizes with the global seed): MindSpore's get_parameters,
@@ -98,6 +107,7 @@ class Cell {
   bool finalized_ = false;
   bool training_ = true;
   int pipeline_stage_ = -1;
+  RankOwner rank_owner_;
 };
 
 using CellPtr = std::shared_ptr<Cell>;

@@ -6,6 +6,7 @@
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/context.h>
+#include <shardflow/train/needs_ranks.h>
 
 namespace sf::nn {
 
@@ -21,6 +22,7 @@ ReducedGradients GradReduceSpec::append(Graph& g, const std::vector<int>& grads,
 
 GradReduceSpec grad_reduce_spec(std::optional<bool> mean, std::optional<int> degree, std::string group,
                                 int64_t bucket_bytes) {
+  if (!degree) check_parallel_mode_has_ranks("DistributedGradReducer");
   const AutoParallelContext ctx = get_auto_parallel_context();
   GradReduceSpec s;
   s.mean = mean.value_or(ctx.gradients_mean);

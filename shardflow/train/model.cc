@@ -3,13 +3,24 @@
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
 #include <shardflow/train/gather_parameters.h>
+#include <shardflow/train/needs_ranks.h>
 #include <shardflow/train/sgd_in_graph.h>
 
 namespace sf {
 
+namespace {
+// The checks that come before anything reads the network (its parameters are finalized in the
+// member initializers): its parallel mode has ranks, and no other rank of this process uses it.
+nn::Cell& checked_network(nn::Cell& net) {
+  check_parallel_mode_has_ranks("Model");
+  net.claim_for_calling_rank();
+  return net;
+}
+}  // namespace
+
 Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn::Optimizer> optimizer,
              ExecOptions opts)
-    : net_(net),
+    : net_(checked_network(net)),
       loss_(std::move(loss)),
       optimizer_(std::move(optimizer)),
       opts_(opts),
@@ -93,21 +104,26 @@ void check_sharding(const dataset::Dataset& ds, int size) {
 }
 }  // namespace
 
-void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks) {
+void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
+                  int64_t initial_epoch) {
   SF_ENFORCE(epochs >= 1, InvalidArgument, "Model::train: epochs must be >= 1, got {}", epochs);
+  SF_ENFORCE(initial_epoch >= 0 && initial_epoch < epochs, InvalidArgument,
+             "Model::train: initial_epoch must be in [0, epochs) = [0, {}) (epochs is the total count, as "
+             "MindSpore's), got {}",
+             epochs, initial_epoch);
   SF_ENFORCE(train_set.batch_size() > 0, InvalidArgument, "Model::train: the dataset is not batched (call batch())");
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
   if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
   if (pipeline_) {
-    run_epochs(epochs, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
+    run_epochs(epochs, initial_epoch, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
       while (const std::vector<Tensor>* batch = it.next()) step_done(pipeline_->step(*batch));
     });
     return;
   }
   const bool in_graph = !semi_ && optimizer_->in_graph_sgd_rate().has_value();
   std::vector<Tensor> grads;
-  run_epochs(epochs, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
+  run_epochs(epochs, initial_epoch, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
     const std::vector<Tensor>* batch = it.next();
     // Steps run back to back inside the actor system; a batch of another shape (a short last
     // batch) ends the loop and continues on the program built for it.
@@ -134,19 +150,24 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   });
 }
 
-void Model::run_epochs(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
-                       const EpochFn& run_epoch) {
+void Model::run_epochs(int64_t epochs, int64_t initial_epoch, const dataset::Dataset& train_set,
+                       const std::vector<CallbackPtr>& callbacks, const EpochFn& run_epoch) {
+  // Each rank counts its own epochs of a dataset the ranks share (data/epoch_counter.h).
+  const comm::RankContext* rank = comm::current_rank_or_null();
+  const int reader = rank ? rank->rank() : dataset::Dataset::kNoReader;
+  if (initial_epoch > 0) train_set.set_epoch(initial_epoch, reader);
   RunContext ctx;
   ctx.epochs = epochs;
   ctx.steps_per_epoch = train_set.get_dataset_size();
   ctx.optimizer = optimizer_.get();
   ctx.global_step = optimizer_->global_step();
+  ctx.epoch = initial_epoch;  // the last epoch done
   for (auto& cb : callbacks) cb->on_train_begin(ctx);
-  for (int64_t e = 0; e < epochs; ++e) {
+  for (int64_t e = initial_epoch; e < epochs; ++e) {
     ctx.epoch = e + 1;
     ctx.step_in_epoch = 0;
     for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
-    dataset::BatchIterator it = train_set.iterator(e);
+    dataset::BatchIterator it = train_set.next_epoch(reader);
     run_epoch(it, [&](float loss) {
       ++ctx.step_in_epoch;
       ctx.global_step = optimizer_->global_step();

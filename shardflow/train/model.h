@@ -69,9 +69,18 @@ class Model {
   Model(nn::PipelineCell& net, Opt optimizer, ExecOptions opts = {})
       : Model(net, std::make_shared<Opt>(std::move(optimizer)), opts) {}
 
-  /// Runs `epochs` epochs over the batched `train_set`, calling `callbacks` around each step
-  /// and epoch.
-  void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks = {});
+  /// Trains up to epoch `epochs` over the batched `train_set`, calling `callbacks` around each
+  /// step and epoch (MindSpore's Model.train(epoch, train_dataset, callbacks, initial_epoch)):
+  /// `epochs` is the total count and `initial_epoch` (0 <= initial_epoch < epochs, else
+  /// InvalidArgument) the epoch to start at, so epochs initial_epoch+1 .. epochs run, and the
+  /// callbacks see those numbers (RunContext::epoch). The dataset's walk continues from its
+  /// epoch counter for the calling rank (data/dataset.h: train(1) then train(1) sees the
+  /// shuffles of train(2)); initial_epoch > 0 positions it at initial_epoch first, so a run
+  /// resumed from the epoch-`initial_epoch` checkpoint (load_into) trains exactly as the
+  /// uninterrupted one. The same holds in every parallel mode. A dataset reused for a new,
+  /// independent run goes on counting: call set_epoch(0) on it (or build it anew) first.
+  void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks = {},
+             int64_t initial_epoch = 0);
   /// Fraction of rows whose argmax of the network output equals the label. In semi-auto and
   /// auto parallel mode a collective: every rank calls it, on its thread, with the same data.
   double eval_accuracy(const dataset::Dataset& eval_set);
@@ -90,8 +99,8 @@ class Model {
   /// batches and calls step_done(loss) after each step (on whichever thread runs the step).
   using StepDone = std::function<void(float loss)>;
   using EpochFn = std::function<void(dataset::BatchIterator& it, const StepDone& step_done)>;
-  void run_epochs(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
-                  const EpochFn& run_epoch);
+  void run_epochs(int64_t epochs, int64_t initial_epoch, const dataset::Dataset& train_set,
+                  const std::vector<CallbackPtr>& callbacks, const EpochFn& run_epoch);
 
   nn::Cell& net_;
   std::shared_ptr<nn::LossFn> loss_;

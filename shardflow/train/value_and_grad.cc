@@ -3,6 +3,7 @@
 #include <shardflow/core/error.h>
 #include <shardflow/ops/autodiff.h>
 #include <shardflow/parallel/context.h>
+#include <shardflow/train/needs_ranks.h>
 #include <shardflow/train/semi_auto_step.h>
 
 namespace sf {
@@ -68,6 +69,7 @@ GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs)
 }
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions opts) {
+  check_parallel_mode_has_ranks("value_and_grad");
   const ParallelMode mode = get_auto_parallel_context().parallel_mode;
   SF_ENFORCE(mode != ParallelMode::kSemiAutoParallel && mode != ParallelMode::kAutoParallel, InvalidArgument,
              "value_and_grad: {} mode shards the network's ops; pass the network too: "
@@ -77,11 +79,14 @@ GradFunction value_and_grad(LossBuilder fn, ParameterList params, ExecOptions op
 }
 
 GradFunction value_and_grad(LossBuilder fn, nn::Cell& net, ParameterList params, ExecOptions opts) {
+  check_parallel_mode_has_ranks("value_and_grad");
+  net.claim_for_calling_rank();
   return GradFunction(std::move(fn), net, std::move(params), opts);
 }
 
 GradFunction value_and_grad(LossBuilder fn, ParameterList params, const nn::DistributedGradReducer& grad_reducer,
                             ExecOptions opts) {
+  check_parallel_mode_has_ranks("value_and_grad");
   SF_ENFORCE(grad_reducer.parameters() == params, InvalidArgument,
              "value_and_grad: the grad reducer was made for other parameters than the {} given (make it from the "
              "same list, e.g. optimizer.parameters() with the optimizer built on these)",

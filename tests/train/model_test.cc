@@ -261,6 +261,7 @@ namespace {
 TEST(ModelSplits, BatchSplitsEqualTheOneDeviceRun) {
   const dataset::Dataset ds = random_rows(84, 21).shuffle(3).batch(8, false);  // ends on a batch of 4
   auto run = [&](ExecOptions opts, const std::string& optimizer) {
+    ds.set_epoch(0);  // each run is a new training from epoch 0 (the dataset counts its epochs)
     set_seed(5);
     nn::Mlp net(kIn, {16, 8}, kClasses);
     Model model(net, std::make_shared<nn::CrossEntropyLoss>(),

@@ -55,11 +55,13 @@ TEST(ParallelErrors, ShardIdOutOfRangeIsRefused) {
 
 TEST(ParallelErrors, AutoParallelModelIsAcceptedAndTheOverloadWithoutTheNetworkRefused) {
   ParallelContextGuard ctx({.parallel_mode = ParallelMode::kAutoParallel});
-  nn::Mlp net(784, {16}, 10);
-  EXPECT_NO_THROW(Model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f)));
-  EXPECT_THAT([&] { value_and_grad([](GraphBuilder&, const std::vector<Value>& in) { return in[0]; },
-                                   net.trainable_params()); },
-              ThrowsMessage<InvalidArgument>(HasSubstr("auto_parallel mode shards the network's ops")));
+  run_world(1, Wire::kInproc, [](int) {  // a parallel mode needs ranks; one is enough
+    nn::Mlp net(784, {16}, 10);
+    EXPECT_NO_THROW(Model(net, nn::CrossEntropyLoss(), nn::SGD(net.trainable_params(), 0.1f)));
+    EXPECT_THAT([&] { value_and_grad([](GraphBuilder&, const std::vector<Value>& in) { return in[0]; },
+                                     net.trainable_params()); },
+                ThrowsMessage<InvalidArgument>(HasSubstr("auto_parallel mode shards the network's ops")));
+  });
 }
 
 TEST(ParallelErrors, GradReducerRefusesWrongGradientsAndOtherParameters) {
