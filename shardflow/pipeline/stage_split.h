@@ -1,18 +1,19 @@
-// Splits a network's training graph (one micro-batch: forward and loss) into the programs of
-// its pipeline stages. Each virtual stage gets its own graph: the nodes assigned to it, copies
-// of the sources it reads (data inputs, parameters — a parameter read by several stages is
-// copied into each), an Input per value it receives from the stage before, and its backward,
-// derived with ops/autodiff from an objective that makes the stage's gradient a
-// vector-Jacobian product: the loss on the last stage, elsewhere
-// sum_k ReduceSum(output_k * dout_k) with dout_k fed from the stage after.
-//
-// A value made on stage a and read on stage c > a + 1 is relayed: every stage in between
-// receives it and sends it on (and its gradient back), so stages only talk to neighbours.
-// The three phases a schedule can ask for — F (forward), B (input gradients) and W (weight
-// gradients) — are node lists of the same graph; `stash_*` name the values a micro-batch must
-// keep between phases, which is all of a micro-batch's memory a stage holds while it waits.
-//
-// Threading: built once, then read-only.
+/// @file
+/// Splits a network's training graph (one micro-batch: forward and loss) into the programs of
+/// its pipeline stages. Each virtual stage gets its own graph: the nodes assigned to it, copies
+/// of the sources it reads (data inputs, parameters — a parameter read by several stages is
+/// copied into each), an Input per value it receives from the stage before, and its backward,
+/// derived with ops/autodiff from an objective that makes the stage's gradient a
+/// vector-Jacobian product: the loss on the last stage, elsewhere
+/// sum_k ReduceSum(output_k * dout_k) with dout_k fed from the stage after.
+///
+/// A value made on stage a and read on stage c > a + 1 is relayed: every stage in between
+/// receives it and sends it on (and its gradient back), so stages only talk to neighbours.
+/// The three phases a schedule can ask for — F (forward), B (input gradients) and W (weight
+/// gradients) — are node lists of the same graph; `stash_*` name the values a micro-batch must
+/// keep between phases, which is all of a micro-batch's memory a stage holds while it waits.
+///
+/// Threading: built once, then read-only.
 #pragma once
 
 #include <string>
@@ -22,36 +23,42 @@
 
 namespace sf::pipeline {
 
+/// The program of one virtual stage: its graph and the roles of its nodes.
 struct StageGraph {
-  int virtual_stage = 0;
-  Graph graph;
-  // Input nodes fed from the dataset (by the original graph's input names).
+  int virtual_stage = 0;  ///< its index among the virtual stages
+  Graph graph;            ///< the stage's nodes, its sources' copies, and its backward
+  /// Input nodes fed from the dataset (by the original graph's input names).
   std::vector<int> data_inputs;
-  std::vector<std::string> data_names;
-  std::vector<int> recv_inputs;   // from the stage before, in its send order
-  std::vector<int> send_outputs;  // to the stage after
-  std::vector<int> dout_inputs;   // gradient of each send output, fed from the stage after
-  int loss = -1;                  // the last stage's scalar loss; -1 elsewhere
-  std::vector<int> param_nodes;   // Parameter nodes, in the original graph's order
-  std::vector<std::string> param_names;
-  std::vector<int> param_grads;  // d objective / d param, per param_nodes
-  std::vector<int> recv_grads;   // d objective / d recv_inputs: sent to the stage before
-  // In-place nodes of the forward (BatchNorm's moving statistics): run with F, read by none.
+  std::vector<std::string> data_names;  ///< the input name of each data_inputs entry
+  std::vector<int> recv_inputs;   ///< from the stage before, in its send order
+  std::vector<int> send_outputs;  ///< to the stage after
+  std::vector<int> dout_inputs;   ///< gradient of each send output, fed from the stage after
+  int loss = -1;                  ///< the last stage's scalar loss; -1 elsewhere
+  std::vector<int> param_nodes;   ///< Parameter nodes, in the original graph's order
+  std::vector<std::string> param_names;  ///< the parameter name of each param_nodes entry
+  std::vector<int> param_grads;  ///< d objective / d param, per param_nodes
+  std::vector<int> recv_grads;   ///< d objective / d recv_inputs: sent to the stage before
+  /// In-place nodes of the forward (BatchNorm's moving statistics): run with F, read by none.
   std::vector<int> state_updates;
 
-  // Node lists in run order. With a split backward, B computes recv_grads and W param_grads;
-  // otherwise `backward` computes both and `weight` is empty.
+  ///@{
+  /// Node lists in run order. With a split backward, B computes recv_grads and W param_grads;
+  /// otherwise `backward` computes both and `weight` is empty.
   bool split_backward = false;
   std::vector<int> forward, backward, weight;
-  // Values that must outlive F (read by B or W) and B (read by W, or W's results made by B).
+  ///@}
+  ///@{
+  /// Values that must outlive F (read by B or W) and B (read by W, or W's results made by B).
   std::vector<int> stash_after_forward, stash_after_backward;
+  ///@}
 };
 
-// `stage_of_node[i]` is node i's virtual stage, or -1 to infer it: the latest stage among its
-// inputs, or for a source the earliest stage that reads it. Every virtual stage in
-// [0, virtual_stages) must own at least one node. `split_backward` splits B into B and W.
-// Throws InvalidArgument naming the node when a stage reads a value from a later stage, and
-// naming the stage when one is empty.
+/// `stage_of_node[i]` is node i's virtual stage, or -1 to infer it: the latest stage among its
+/// inputs, or for a source the earliest stage that reads it. Every virtual stage in
+/// [0, virtual_stages) must own at least one node. `split_backward` splits B into B and W.
+/// Throws InvalidArgument naming the node when a stage reads a value from a later stage, and
+/// naming the stage when one is empty.
+/// The program of every virtual stage of graph `g`, whose scalar loss is node `loss`.
 std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> stage_of_node, int virtual_stages,
                                      bool split_backward);
 
