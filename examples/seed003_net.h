@@ -69,12 +69,23 @@ class ResNet : public nn::Cell {
     pool = register_cell("pool", std::make_shared<nn::GlobalAvgPool2d>());
     fc = register_cell("fc", std::make_shared<nn::Dense>(256, num_classes));
   }
-  // The seed's assignment for 2 stages (head to layer2 on 0; layer3 to fc on 1), or for 4.
+  // The cells that carry parameters, in execution order: the units a pipeline splits.
+  static constexpr int kCells = 6;
+  // The cells over `stages` pipeline stages (with interleaving, the stages x chunks virtual
+  // stages, in execution order), in contiguous runs of kCells / stages cells; the cells left
+  // over go one each to the first and last runs in turn. 2 stages give the seed's split (head
+  // to layer2, layer3 to fc), 4 give 2, 1, 1, 2 cells. Throws InvalidArgument beyond kCells.
   void set_stages(int stages) {
-    const std::vector<int> two{0, 0, 0, 1, 1, 1}, four{0, 0, 1, 2, 3, 3};
-    const std::vector<int>& s = stages == 4 ? four : two;
+    SF_ENFORCE(stages >= 1 && stages <= kCells, InvalidArgument,
+               "pipeline: {} stages (stages x interleave) for a ResNet of {} cells (head, layer1..4, fc): each "
+               "stage needs a cell of its own",
+               stages, kCells);
+    std::vector<int> sizes(stages, kCells / stages);
+    for (int extra = 0; extra < kCells % stages; ++extra) ++sizes[extra % 2 == 0 ? extra / 2 : stages - 1 - extra / 2];
     std::vector<nn::Cell*> cells{head.get(), layer1.get(), layer2.get(), layer3.get(), layer4.get(), fc.get()};
-    for (size_t i = 0; i < cells.size(); ++i) cells[i]->set_pipeline_stage(stages == 1 ? 0 : s[i]);
+    size_t next = 0;
+    for (int s = 0; s < stages; ++s)
+      for (int k = 0; k < sizes[s]; ++k) cells[next++]->set_pipeline_stage(s);
   }
   sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
     x = (*head)(b, x);
