@@ -1,13 +1,14 @@
-// PipelineStep: the training step of a PipelineCell (train/pipeline_cell.h) on the calling
-// rank — what Model::train runs in pipeline parallel. It checks the configuration when built
-// (stages × replicas = devices, micro_size >= stages, the optimizer holding exactly the
-// trainable parameters this rank's stages read), and each batch (rows divisible into
-// micro_size micro-batches of equal rows per replica) before any rank communicates. For a
-// batch shape it builds the network's graph once, splits it into stages
-// (pipeline/stage_split.h) and runs it on a pipeline::StageRuntime; after each step the
-// optimizer updates this rank's parameters.
-//
-// Threading: on the rank's thread.
+/// @file
+/// PipelineStep: the training step of a PipelineCell (train/pipeline_cell.h) on the calling
+/// rank — what Model::train runs in pipeline parallel. It checks the configuration when built
+/// (stages × replicas = devices, micro_size >= stages, the optimizer holding exactly the
+/// trainable parameters this rank's stages read), and each batch (rows divisible into
+/// micro_size micro-batches of equal rows per replica) before any rank communicates. For a
+/// batch shape it builds the network's graph once, splits it into stages
+/// (pipeline/stage_split.h) and runs it on a pipeline::StageRuntime; after each step the
+/// optimizer updates this rank's parameters.
+///
+/// Threading: on the rank's thread.
 #pragma once
 
 #include <memory>
@@ -21,24 +22,29 @@
 
 namespace sf {
 
+/// The training step of a PipelineCell on the calling rank (see the file comment).
 class PipelineStep {
  public:
-  // `devices`: the job's rank count.
+  /// `devices`: the job's rank count.
   PipelineStep(nn::PipelineCell& cell, std::shared_ptr<nn::Optimizer> optimizer, const AutoParallelContext& context,
                int devices, bool record_timeline = false);
-  // One step on a batch (data, label); returns the loss (sum over micro-batches).
+  /// One step on a batch (data, label); returns the loss (sum over micro-batches).
   float step(const std::vector<Tensor>& batch);
 
-  // Gives every rank the current value of each of `params`, from the first stage that reads it
-  // (a collective: all ranks call it with the same list), so that any rank can run the whole
-  // network. Needs a step to have run.
+  /// Gives every rank the current value of each of `params`, from the first stage that reads it
+  /// (a collective: all ranks call it with the same list), so that any rank can run the whole
+  /// network. Needs a step to have run.
   void share_parameters(const ParameterList& params);
 
+  /// The schedule every rank runs.
   const pipeline::Schedule& schedule() const { return schedule_; }
-  // The runtime of the last batch shape (null before the first step).
+  /// The runtime of the last batch shape (null before the first step).
   pipeline::StageRuntime* runtime() { return runtime_.get(); }
+  /// The last step's result on this rank.
   const pipeline::StepResult& last() const { return last_; }
+  /// The number of pipeline stages.
   int stages() const { return stages_; }
+  /// The data-parallel replicas of each stage.
   int replicas() const { return dp_; }
 
  private:
@@ -53,7 +59,7 @@ class PipelineStep {
   Shape built_for_;
   std::shared_ptr<const std::vector<pipeline::StageGraph>> stage_graphs_;
   std::unique_ptr<pipeline::StageRuntime> runtime_;
-  std::vector<int> grad_index_;  // per optimizer parameter: its index in the runtime's names
+  std::vector<int> grad_index_;  ///< per optimizer parameter: its index in the runtime's names
   pipeline::StepResult last_;
 };
 

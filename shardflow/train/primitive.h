@@ -1,20 +1,23 @@
-// Primitive: an op a cell holds and calls in construct(), as MindSpore's ops.MatMul() held by
-// a Cell, so that it can be sharded: `matmul1.shard(in_strategy, out_strategy)`.
-//
-//   class Network : public nn::Cell {
-//     Primitive& matmul1 = register_primitive("matmul1", "MatMul");
-//     ...
-//     Value construct(GraphBuilder& b, Value x) override { return matmul1(b, {x, param(b, w)}); }
-//   };
-//   net.matmul1.shard({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")},
-//                     {layout({"mp", "sp", "dp"}, "None")});
-//   net.relu1.shard({{4, 1}});
-//
-// Calling it adds the op under the scope of its instance name ("matmul1/MatMul" in the IR) and
-// remembers the nodes it added, so that Cell::strategies() can key its strategy by node name.
-// Strategies take effect in semi-auto parallel mode and are ignored in the others.
-//
-// Threading: as the cell that owns it (one thread while building).
+/// @file
+/// Primitive: an op a cell holds and calls in construct(), as MindSpore's ops.MatMul() held by
+/// a Cell, so that it can be sharded: `matmul1.shard(in_strategy, out_strategy)`.
+///
+/// @code
+///   class Network : public nn::Cell {
+///     Primitive& matmul1 = register_primitive("matmul1", "MatMul");
+///     ...
+///     Value construct(GraphBuilder& b, Value x) override { return matmul1(b, {x, param(b, w)}); }
+///   };
+///   net.matmul1.shard({layout("mp", {"sp", "dp"}), layout({"sp", "dp"}, "None")},
+///                     {layout({"mp", "sp", "dp"}, "None")});
+///   net.relu1.shard({{4, 1}});
+/// @endcode
+///
+/// Calling it adds the op under the scope of its instance name ("matmul1/MatMul" in the IR) and
+/// remembers the nodes it added, so that Cell::strategies() can key its strategy by node name.
+/// Strategies take effect in semi-auto parallel mode and are ignored in the others.
+///
+/// Threading: as the cell that owns it (one thread while building).
 #pragma once
 
 #include <optional>
@@ -27,19 +30,23 @@
 
 namespace sf {
 
+/// An op a cell holds and calls in construct(), so that it can be sharded.
 class Primitive {
  public:
-  // `op` is a registered op name; `attrs` its attributes (MatMul's transpose_b, ...).
+  /// `instance_name` is its scope in the IR; `op` is a registered op name; `attrs` its attributes (MatMul's transpose_b, ...).
   Primitive(std::string instance_name, std::string op, Attrs attrs = {});
 
-  // Replaces the strategy; checked against the op's inputs when a parallel graph is built.
+  /// Replaces the strategy; checked against the op's inputs when a parallel graph is built.
   Primitive& shard(std::vector<TensorStrategy> in_strategy, std::vector<TensorStrategy> out_strategy = {});
+  /// The strategy shard() set, if any.
   const std::optional<OpStrategy>& strategy() const { return strategy_; }
 
+  /// Adds the op on `inputs` to `b` under the instance name's scope; returns its output.
   Value operator()(GraphBuilder& b, std::vector<Value> inputs);
 
+  /// The name it was created with, e.g.\ "matmul1".
   const std::string& instance_name() const { return instance_; }
-  // The graph nodes it has added, by name.
+  /// The graph nodes it has added, by name.
   const std::set<std::string>& node_names() const { return nodes_; }
 
  private:

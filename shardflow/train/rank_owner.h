@@ -26,12 +26,15 @@ namespace sf::nn {
 /// The rank of this process that owns an object; claim() refuses any other.
 class RankOwner {
  public:
-  RankOwner() = default;
+  RankOwner() = default;  ///< owned by no rank yet
+  ///@{
+  /// The owner is not copied: a copy is owned by no rank, an assigned object keeps its owner.
   RankOwner(const RankOwner&) {}
   RankOwner& operator=(const RankOwner&) { return *this; }
+  ///@}
 
   /// Records the calling rank as the owner, or throws InvalidArgument
-  /// "<what> is already used by rank <r> in this process; <rule>" when another rank of this
+  /// "`<what>` is already used by rank `<r>` in this process; `<rule>`" when another rank of this
   /// process (of a job still running) owns it.
   void claim(const std::string& what, const std::string& rule);
 
