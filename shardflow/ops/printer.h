@@ -1,6 +1,8 @@
 /// @file
 /// Text form of the graph IR, one node per line:
+/// @verbatim
 ///   %3 = MatMul(%0, %1) {transpose_a=0, transpose_b=1} : f32(32, 512)  # fc1/MatMul
+/// @endverbatim
 #pragma once
 
 #include <string>

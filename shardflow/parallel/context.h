@@ -2,11 +2,14 @@
 /// The parallel context: MindSpore's set_auto_parallel_context / get_auto_parallel_context,
 /// the process-wide choice of how a training step is spread over the ranks of a job.
 ///
+/// @code
 ///   sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel,
 ///                                  .gradients_mean = true});
+/// @endcode
 ///
 /// Set it once, before networks and models are built (Model reads it when it is constructed,
 /// as MindSpore's TrainOneStepCell does). The modes:
+/// @verbatim
 ///   kStandAlone      one device, or collectives the program calls itself with no gradient
 ///                    reduction (every rank steps on its own gradients);
 ///   kDataParallel    every rank holds all parameters and its own shard of the data; the
@@ -22,6 +25,7 @@
 ///                      "sharding_propagation" spreads the given strategies along the graph's
 ///                      edges; "dynamic_programming" searches a cost model (communication and
 ///                      memory). MindSpore's third mode, "recursive_programming", is refused.
+/// @endverbatim
 /// dataset_strategy says how the input batch reaches the ranks, which the search prices:
 /// "data_parallel" (MindSpore's default) has it arrive split along the batch dim over every
 /// device, "full_batch" has every rank hold the whole of it.

@@ -2,9 +2,11 @@
 /// Layout: MindSpore's `Layout(device_matrix, alias_name)`, a device matrix whose axes have
 /// names, called with one entry per tensor dim to give that tensor's TensorLayout:
 ///
+/// @code
 ///   sf::Layout layout({2, 2, 2}, {"dp", "sp", "mp"});
 ///   TensorLayout a = layout("mp", {"sp", "dp"});   // dim 0 over mp, dim 1 over sp then dp
 ///   TensorLayout w = layout({"sp", "dp"}, "None"); // "None": the dim is not split
+/// @endcode
 ///
 /// A dim over several axes is split by their product, the first-named axis major. The device
 /// matrix may have fewer devices than the job if its product divides the device count

@@ -4,6 +4,7 @@
 /// strategy_ckpt_load_file). Tuple and layout forms both; a layout entry carries its device
 /// matrix, axis names and per-dim axes ("None", a name, or a list of names, first major):
 ///
+/// @verbatim
 ///   {"version": 1,
 ///    "strategies": {
 ///      "matmul1/MatMul": {"in_strategy": [
@@ -11,6 +12,7 @@
 ///          {"device_matrix": [2, 2, 2], "alias_name": ["dp", "sp", "mp"], "tensor_map": [["sp", "dp"], "None"]}]},
 ///      "relu1/ReLU": {"in_strategy": [[4, 1]]},
 ///      "matmul2/MatMul": {"in_strategy": [[2, 4], [4, 1]], "out_strategy": [[8, 1]]}}}
+/// @endverbatim
 ///
 /// docs/strategy_file.md has the grammar. Loading checks every entry and refuses a bad one with
 /// InvalidArgument naming the file, the op and the rule; check_strategy_file then checks the

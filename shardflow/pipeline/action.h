@@ -4,12 +4,14 @@
 /// micro-batch on one model chunk. Schedules are lists of these (pipeline/schedule.h).
 ///
 /// Text form (docs/pipeline.md): KIND MICRO_BATCH [. CHUNK]
+/// @verbatim
 ///   F3       forward of micro-batch 3 (on model chunk 0)
 ///   B3       backward of micro-batch 3; in a zero-bubble schedule the input-gradient half only
 ///   W3       weight gradient of micro-batch 3 (zero-bubble schedules only)
 ///   F3.1     forward of micro-batch 3 on model chunk 1 (interleaved schedules, v >= 2)
 ///   SEND_F3  send micro-batch 3's activation to the next stage; RECV_F3 receives it there
 ///   SEND_B3  send micro-batch 3's input gradient to the previous stage; RECV_B3 receives it
+/// @endverbatim
 /// The stage is not written: it is the line (list) the action sits in. The chunk is written
 /// only when it is not 0, so every action has exactly one spelling and text round-trips.
 /// Chunk c of stage s is virtual stage c·p + s; a send names the sender's chunk and a receive

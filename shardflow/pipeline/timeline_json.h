@@ -4,9 +4,11 @@
 /// chrome://tracing or ui.perfetto.dev. Both formats are written down in docs/pipeline_viz.md.
 ///
 /// Timeline JSON (one span object per line):
+/// @verbatim
 ///   {"format": "shardflow-timeline", "version": 1, "schedule": "1f1b", "source": "measured",
 ///    "unit": "us", "stages": 4, "micro_batches": 8, "chunks": 1,
 ///    "spans": [[{"action": "F0", "start": 0.0, "finish": 812.5}, ...], ...]}   // [stage][i]
+/// @endverbatim
 ///
 /// Trace JSON: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}: per stage a
 /// process "stage k" (pid k) with a thread for compute (tid 0) and one for sends and receives

@@ -5,6 +5,7 @@
 /// (pipeline/simulator.h); tests/pipeline/timeline_test.cc checks that.
 ///
 /// Definitions (docs/pipeline_viz.md):
+/// @verbatim
 ///   makespan         latest finish - earliest start, over every span of every stage
 ///   busy             sum of a stage's F, B and W durations; sends and receives count as idle,
 ///                    since a measured receive is mostly waiting
@@ -12,6 +13,7 @@
 ///   bubble fraction  idle / makespan per stage; over the pipeline, idle share of p × makespan
 ///   peak stashed     most (micro-batch, chunk) pairs on the stage whose F has run and whose B
 ///                    (W, when the timeline has any W) has not, walking the stage in time order
+/// @endverbatim
 ///
 /// Threading: pure functions.
 #pragma once

@@ -5,6 +5,7 @@
 /// get_rank(), create_group() and the collectives' default group work (comm/rank_context.h).
 /// The same program then runs unchanged on 8 virtual devices or on 8 processes:
 ///
+/// @code
 ///     int main(int argc, char** argv) {
 ///       sf::comm::init(argc, argv);
 ///       sf::comm::run_ranks([] {
@@ -13,6 +14,7 @@
 ///         if (sf::comm::get_rank() == 0) ...
 ///       });
 ///     }
+/// @endcode
 ///
 /// Threading: init() and release() from the main thread only, once each; run_ranks() from the
 /// main thread.
