@@ -1,6 +1,7 @@
 /// @file
 /// Dataset: an in-memory, column-oriented dataset with MindSpore's pipeline calls.
 ///
+/// @code
 ///   Dataset ds = Dataset::mnist(dir, "train", rank_size, rank_id);
 ///   ds = ds.map({Rescale(1.0f / 255, 0), Normalize({0.1307f}, {0.3081f}), HWC2CHW()}, "image");
 ///   ds = ds.map({TypeCast(DType::kI32)}, "label");
@@ -9,6 +10,7 @@
 ///     BatchIterator it = ds.iterator(epoch);
 ///     while (const std::vector<Tensor>* b = it.next()) { ... (*b)[0] ... }
 ///   }
+/// @endcode
 ///
 /// Each column is one tensor holding every row of this shard (dim 0 = rows), read or generated
 /// eagerly when the dataset is made: MNIST-sized sets fit in memory many times over, and an

@@ -3,7 +3,9 @@
 /// together from the blocks the ranks hold (Parameter::shard), on every rank — to evaluate or
 /// save the trained network as one device would see it.
 ///
+/// @code
 ///   sf::comm::run_ranks([&] { ...train...; std::vector<sf::Tensor> whole = sf::gather_parameters(params); });
+/// @endcode
 ///
 /// A collective over the world group (one AllGather of the blocks and one of their offsets per
 /// sharded parameter): every rank must call it with the same parameters in the same order.

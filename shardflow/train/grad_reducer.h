@@ -3,9 +3,11 @@
 /// replicated parameters over the ranks of a group (and divides by the group size when
 /// `mean`), so that every rank steps with the same, global gradient.
 ///
+/// @code
 ///   sf::nn::DistributedGradReducer grad_reducer(optimizer.parameters());
 ///   auto [loss, grads] = grad_fn({data, label});
 ///   optimizer.step(grad_reducer(grads));
+/// @endcode
 ///
 /// Three ways to use it, one implementation (the bucketed AllReduce of train/grad_buckets.h):
 ///  * grad_reducer(grads) on tensors, as in the seed's loop: the buckets' AllReduces run as a

@@ -21,8 +21,10 @@
 /// parameter bound, trainable or not, and the updates run each training step; it is refused
 /// with ExecOptions that split a batch into row blocks, each of which would update them.
 ///
+/// @code
 ///   sf::Model model(net, sf::nn::CrossEntropyLoss(), sf::nn::SGD(net.trainable_params(), 1e-2f));
 ///   model.train(1, train_set, {std::make_shared<sf::LossMonitor>(100)});
+/// @endcode
 #pragma once
 
 #include <functional>

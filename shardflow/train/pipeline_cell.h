@@ -4,12 +4,14 @@
 /// stages (docs/pipeline.md). The loss of a step is the sum of the micro-batches' losses, as
 /// MindSpore's PipelineCell computes it, and so are the gradients.
 ///
+/// @code
 ///   sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel,
 ///                                  .gradients_mean = true, .dataset_strategy = "full_batch",
 ///                                  .pipeline_stages = 2});
 ///   net.layer3->set_pipeline_stage(1); ...
 ///   sf::nn::PipelineCell net_pipeline(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), 2);
 ///   sf::Model model(net_pipeline, sf::nn::Momentum(net.infer_param_pipeline_stage(), 0.01f, 0.9f));
+/// @endcode
 #pragma once
 
 #include <memory>

@@ -3,8 +3,10 @@
 /// each rank writes its global graph with the strategies and its local graph with the inserted
 /// communication under `<path>/rank_<r>/` (file formats: parallel/ir_dump.h, docs/ir_dump.md).
 ///
+/// @code
 ///   sf::Model model(net, loss, optimizer);
 ///   model.train(1, data, {std::make_shared<sf::SaveGraphs>(model, "saved_graph"), ...});
+/// @endcode
 ///
 /// SaveGraphs writes once, after the first step, when the step's program exists; later steps
 /// with the same batch shape run the same graphs. Threading: callbacks run one at a time.

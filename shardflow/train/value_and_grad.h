@@ -3,9 +3,11 @@
 /// loss from inputs, returns a callable computing (loss, d loss / d params) on the actor
 /// runtime:
 ///
+/// @code
 ///   auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
 ///   auto [loss, grads] = grad_fn({data, label});
 ///   optimizer.step(grads);
+/// @endcode
 ///
 /// Every parameter the network reads is bound, not only `params` (train/parameter_record.h),
 /// and in-place state updates of the forward run each call, so a network with BatchNorm trains
