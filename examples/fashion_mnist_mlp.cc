@@ -3,55 +3,57 @@
 // Preprocessing as the PyTorch reference (pixels / 255, PyTorch-style default init).
 //
 //   ./build/examples/fashion_mnist_mlp [--epochs 1] [--batch 32] [--threads 1] [--trace run.trace.json]
-#include <CLI/CLI.hpp>
+//
+// It is the 1-device reference: --devices N other than 1 is refused (data_parallel trains this
+// network on N devices).
 #include <chrono>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 
+#include "examples/example_main.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/ops/blas.h>
 #include <shardflow/shardflow.h>
 
 namespace {
 
+namespace ex = sf::examples;
+
 struct Options {
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
-  int64_t epochs = 1;
   int64_t batch = 32;
   float lr = 1e-2f;
   std::string optimizer = "sgd";
   int threads = 1;
   uint64_t seed = 0;
-  int64_t print_every = 100;
   std::string trace, dump_ir, checkpoint_dir;
 };
 
-sf::dataset::Dataset load(const Options& o, const std::string& usage, bool shuffle) {
+sf::dataset::Dataset load(const Options& o, const ex::CommonOptions& c, const std::string& usage, bool shuffle) {
   using namespace sf::dataset;
-  Dataset ds = Dataset::mnist(o.data_dir, usage)
+  Dataset ds = Dataset::mnist(c.data_dir, usage)
                    .map({Rescale(1.0f / 255.0f, 0.0f), HWC2CHW()}, "image")
                    .map({TypeCast(sf::DType::kI32)}, "label");
   if (shuffle) ds = ds.shuffle(o.seed);
   return ds.batch(o.batch, shuffle);
 }
 
-int run(const Options& o) {
+void run(const Options& o, const ex::CommonOptions& c) {
   sf::set_seed(o.seed);
-  auto train_set = load(o, "train", true);
-  auto test_set = load(o, "test", false);
+  auto train_set = load(o, c, "train", true);
+  auto test_set = load(o, c, "test", false);
   sf::nn::Mlp net(28 * 28, {512, 512}, 10);
   auto optimizer = sf::nn::make_optimizer(o.optimizer, net.trainable_params(), o.lr);
   sf::Model model(net, std::make_shared<sf::nn::CrossEntropyLoss>(), std::move(optimizer),
                   {.threads = o.threads, .trace = !o.trace.empty()});
-  std::vector<sf::CallbackPtr> callbacks{std::make_shared<sf::LossMonitor>(o.print_every),
+  std::vector<sf::CallbackPtr> callbacks{std::make_shared<sf::LossMonitor>(c.print_every),
                                          std::make_shared<sf::TimeMonitor>()};
   if (!o.checkpoint_dir.empty())
     callbacks.push_back(std::make_shared<sf::ModelCheckpoint>("fashion_mnist_mlp", o.checkpoint_dir));
   std::cout << fmt::format("shardflow: MLP 784-512-512-10, {} lr {}, batch {}, {} epoch(s), 1 device, {} actor "
                            "thread(s), BLAS: {}\n",
-                           o.optimizer, o.lr, o.batch, o.epochs, o.threads, sf::blas_config());
-  model.train(o.epochs, train_set, callbacks);
+                           o.optimizer, o.lr, o.batch, c.epochs, o.threads, sf::blas_config());
+  model.train(c.epochs, train_set, callbacks);
   double acc = model.eval_accuracy(test_set);
   std::cout << fmt::format("test accuracy: {:.4f}", acc) << std::endl;
   if (!o.trace.empty()) {
@@ -62,30 +64,31 @@ int run(const Options& o) {
     std::ofstream(o.dump_ir) << sf::print_ir(model.train_program()->graph);
     std::cout << "IR written to " << o.dump_ir << std::endl;
   }
-  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Train the seed MLP on Fashion-MNIST with shardflow's actor runtime"};
-  app.add_option("--data-dir", o.data_dir, "directory with the Fashion-MNIST IDX files");
-  app.add_option("--epochs", o.epochs, "epochs")->check(sf::cli::kPositive);
+  ex::Example example("Train the seed MLP on Fashion-MNIST with shardflow's actor runtime",
+                      ex::kDataDir | ex::kEpochs | ex::kPrintEvery);
+  example.common().print_every = 100;
+  CLI::App& app = example.cli();
   app.add_option("--batch", o.batch, "batch size")->check(sf::cli::kPositive);
   app.add_option("--lr", o.lr, "learning rate")->check(sf::cli::kPositive);
   app.add_option("--optimizer", o.optimizer, "sgd, momentum or adam");
   app.add_option("--threads", o.threads, "actor worker threads")->check(sf::cli::kPositive);
   app.add_option("--seed", o.seed, "seed of initialisation and shuffling");
-  app.add_option("--print-every", o.print_every, "print the loss every N steps")->check(sf::cli::kPositive);
   app.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the last program's actor events");
   app.add_option("--dump-ir", o.dump_ir, "write the training graph's IR");
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "save a checkpoint after each epoch");
-  CLI11_PARSE(app, argc, argv);
-  try {
-    return run(o);
-  } catch (const sf::Error& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+  example.prepare = [&](const sf::comm::JobSpec& job) {
+    SF_ENFORCE(job.size == 1, InvalidArgument,
+               "fashion_mnist_mlp trains on 1 device, not {}: it is the 1-device reference (data_parallel --devices "
+               "{} trains this network on {})",
+               job.size, job.size, job.size);
+    return ex::Next::kJoin;
+  };
+  example.run = [&] { run(o, example.common()); };
+  return example.main(argc, argv);
 }
