@@ -6,6 +6,7 @@
 
 #include <shardflow/core/error.h>
 #include <shardflow/train/checkpoint.h>
+#include <shardflow/train/log_sink.h>
 
 namespace sf {
 
@@ -16,21 +17,29 @@ std::string format_loss(float loss) {
   return s;
 }
 
-LossMonitor::LossMonitor(int64_t per_print, std::ostream& out) : per_print_(per_print), out_(out) {
+namespace {
+// A whole line to `out`, or to the log sink when there is no stream.
+void emit(std::ostream* out, std::string_view line) {
+  if (out) write_line(*out, line);
+  else log_line(line);
+}
+}  // namespace
+
+LossMonitor::LossMonitor(int64_t per_print) : per_print_(per_print), out_(nullptr) {
   SF_ENFORCE(per_print >= 1, InvalidArgument, "LossMonitor: per_print must be >= 1, got {}", per_print);
 }
 
+LossMonitor::LossMonitor(int64_t per_print, std::ostream& out) : LossMonitor(per_print) { out_ = &out; }
+
 void LossMonitor::on_step_end(const RunContext& ctx) {
   if (ctx.step_in_epoch % per_print_ == 0)
-    out_ << "epoch: " << ctx.epoch << " step: " << ctx.step_in_epoch << ", loss is " << format_loss(ctx.loss)
-         << std::endl;
+    emit(out_, fmt::format("epoch: {} step: {}, loss is {}", ctx.epoch, ctx.step_in_epoch, format_loss(ctx.loss)));
 }
 
 void TimeMonitor::on_epoch_end(const RunContext& ctx) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-  out_ << fmt::format("Train epoch time: {:.3f} ms, per step time: {:.3f} ms", ms,
-                      ms / static_cast<double>(std::max<int64_t>(ctx.steps_per_epoch, 1)))
-       << std::endl;
+  emit(out_, fmt::format("Train epoch time: {:.3f} ms, per step time: {:.3f} ms", ms,
+                         ms / static_cast<double>(std::max<int64_t>(ctx.steps_per_epoch, 1))));
 }
 
 ModelCheckpoint::ModelCheckpoint(std::string prefix, std::string directory, int64_t save_steps)

@@ -1,7 +1,10 @@
 /// @file
 /// Training callbacks (MindSpore's LossMonitor, TimeMonitor, ModelCheckpoint) and the run
 /// context Model::train hands them. Callbacks run between steps, one at a time, on a runtime
-/// worker thread (not necessarily the thread that called train()).
+/// worker thread (not necessarily the thread that called train()) bound to the training rank,
+/// so comm::get_rank() and the log sink (train/log_sink.h) see that rank. LossMonitor and
+/// TimeMonitor print through the log sink unless given a stream: with several ranks in this
+/// process, rank 0's lines on stdout by default (sf::set_log_ranks chooses).
 #pragma once
 
 #include <chrono>
@@ -48,28 +51,33 @@ using CallbackPtr = std::shared_ptr<Callback>;
 /// Prints "epoch: 1 step: 20, loss is 2.241283893585205" every `per_print` steps of an epoch.
 class LossMonitor : public Callback {
  public:
-  /// Prints to `out` every `per_print` steps.
-  explicit LossMonitor(int64_t per_print = 1, std::ostream& out = std::cout);
+  /// Prints to the process's log sink (train/log_sink.h: with several ranks in this process,
+  /// rank 0's lines on stdout by default) every `per_print` steps.
+  explicit LossMonitor(int64_t per_print = 1);
+  /// Prints to `out` every `per_print` steps, each line whole (write_line).
+  LossMonitor(int64_t per_print, std::ostream& out);
   /// Prints the loss line when the step is one to print.
   void on_step_end(const RunContext& ctx) override;
 
  private:
   int64_t per_print_;
-  std::ostream& out_;
+  std::ostream* out_;  // null: the log sink
 };
 
 /// Prints "Train epoch time: 1234.567 ms, per step time: 0.658 ms" after each epoch.
 class TimeMonitor : public Callback {
  public:
-  /// Prints to `out`.
-  explicit TimeMonitor(std::ostream& out = std::cout) : out_(out) {}
+  /// Prints to the process's log sink (train/log_sink.h).
+  TimeMonitor() = default;
+  /// Prints to `out`, each line whole (write_line).
+  explicit TimeMonitor(std::ostream& out) : out_(&out) {}
   /// Starts the epoch's clock.
   void on_epoch_begin(const RunContext&) override { start_ = std::chrono::steady_clock::now(); }
   /// Prints the epoch's time and the time per step.
   void on_epoch_end(const RunContext& ctx) override;
 
  private:
-  std::ostream& out_;
+  std::ostream* out_ = nullptr;  // null: the log sink
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -153,7 +153,7 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
 void Model::run_epochs(int64_t epochs, int64_t initial_epoch, const dataset::Dataset& train_set,
                        const std::vector<CallbackPtr>& callbacks, const EpochFn& run_epoch) {
   // Each rank counts its own epochs of a dataset the ranks share (data/epoch_counter.h).
-  const comm::RankContext* rank = comm::current_rank_or_null();
+  const std::shared_ptr<comm::RankContext> rank = comm::current_rank_shared();
   const int reader = rank ? rank->rank() : dataset::Dataset::kNoReader;
   if (initial_epoch > 0) train_set.set_epoch(initial_epoch, reader);
   RunContext ctx;
@@ -169,6 +169,9 @@ void Model::run_epochs(int64_t epochs, int64_t initial_epoch, const dataset::Dat
     for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
     dataset::BatchIterator it = train_set.next_epoch(reader);
     run_epoch(it, [&](float loss) {
+      // The callbacks run as the training rank (its log lines are labelled by it) even when
+      // the step ends on a runtime thread.
+      comm::RankBinding bind(rank);
       ++ctx.step_in_epoch;
       ctx.global_step = optimizer_->global_step();
       ctx.loss = loss;

@@ -4,6 +4,7 @@
 
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
+#include <shardflow/train/log_sink.h>
 
 namespace sf {
 
@@ -21,14 +22,9 @@ std::string new_job_dir(const std::string& log_dir) {
 
 RankLog::RankLog(const std::string& job_dir) {
   if (job_dir.empty()) return;
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(job_dir) / ("rank." + std::to_string(comm::get_rank()));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  SF_ENFORCE(!ec, IoError, "cannot create log directory '{}': {}", dir.string(), ec.message());
-  path_ = (dir / "stdout").string();
-  file_.open(path_);
-  SF_ENFORCE(file_.good(), IoError, "cannot write '{}'", path_);
+  const int rank = comm::get_rank();
+  file_ = &rank_log_file(job_dir, rank);
+  path_ = (std::filesystem::path(job_dir) / ("rank." + std::to_string(rank)) / "stdout").string();
 }
 
 }  // namespace sf

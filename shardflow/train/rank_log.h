@@ -6,11 +6,14 @@
 ///   const std::string job_dir = holds_several_ranks ? sf::new_job_dir("log_output") : "";
 ///   sf::comm::run_ranks([&] { sf::RankLog log(job_dir); log.out() << "epoch: ..."; });
 ///
+/// A RankLog's file is the one the log sink (train/log_sink.h) writes that rank's lines to, so
+/// a program's own lines and LossMonitor's share it in order; for lines that must never mix
+/// with other ranks' on stdout, prefer sf::log_line and set_log_ranks.
+///
 /// Threading: new_job_dir() from one thread (before the ranks start); a RankLog belongs to
 /// the rank that made it.
 #pragma once
 
-#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -27,11 +30,11 @@ class RankLog {
   /// (comm::get_rank()).
   explicit RankLog(const std::string& job_dir);
   /// The stream to write the rank's lines to.
-  std::ostream& out() { return file_.is_open() ? static_cast<std::ostream&>(file_) : std::cout; }
+  std::ostream& out() { return file_ ? *file_ : std::cout; }
   const std::string& path() const { return path_; }  ///< empty for stdout
 
  private:
-  std::ofstream file_;
+  std::ostream* file_ = nullptr;  // the sink's (rank_log_file), open for the process's life
   std::string path_;
 };
 
