@@ -28,6 +28,7 @@
 #include <shardflow/train/gather_parameters.h>
 #include <shardflow/train/grad_reducer.h>
 #include <shardflow/train/layers.h>
+#include <shardflow/train/load_param_into_net.h>
 #include <shardflow/train/log_sink.h>
 #include <shardflow/train/losses.h>
 #include <shardflow/train/mlp.h>

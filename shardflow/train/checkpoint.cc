@@ -118,22 +118,38 @@ NamedTensors checkpoint_entries(nn::Optimizer& optimizer) {
   return out;
 }
 
-void load_into(nn::Optimizer& optimizer, const NamedTensors& loaded) {
+std::string brief_contents(const NamedTensors& tensors) {
+  std::vector<std::string> names;
+  for (const auto& [name, t] : tensors) names.push_back(name);
+  return fmt::format("{} tensor{}{}{}", tensors.size(), tensors.size() == 1 ? "" : "s", names.empty() ? "" : ": ",
+                     brief_names(names, 6));
+}
+
+void load_into(nn::Optimizer& optimizer, const NamedTensors& loaded, const std::string& source) {
   auto find = [&](const std::string& name) -> const Tensor* {
     for (const auto& [n, t] : loaded)
       if (n == name) return &t;
     return nullptr;
   };
-  auto restore = [&](const std::string& name, Tensor& dst) {
+  // Every destination is checked before the first is written: a refused load changes nothing.
+  std::vector<std::pair<const Tensor*, Tensor>> copies;
+  auto check = [&](const std::string& name, const Tensor& dst) {
     const Tensor* src = find(name);
-    SF_ENFORCE(src != nullptr, InvalidArgument, "checkpoint has no tensor '{}'", name);
+    SF_ENFORCE(src != nullptr, InvalidArgument, "{} has no tensor '{}' (it holds {})", source, brief_text(name, 80),
+               brief_contents(loaded));
     SF_ENFORCE(src->shape() == dst.shape() && src->dtype() == dst.dtype(), ShapeError,
-               "checkpoint tensor '{}' is {}, the network's is {}", name, src->describe(), dst.describe());
-    dst.copy_from(*src);
+               "{}: tensor '{}' is {}, the network's is {}", source, brief_text(name, 80), src->describe(),
+               dst.describe());
+    copies.emplace_back(src, dst);
   };
-  for (auto p : optimizer.parameters()) restore(p.name(), p.value());
-  for (auto& [name, t] : optimizer.state()) restore(name, t);
+  for (const auto& p : optimizer.parameters()) check(p.name(), p.value());
+  for (auto& [name, t] : optimizer.state()) check(name, t);
+  for (auto& [src, dst] : copies) dst.copy_from(*src);
   if (const Tensor* s = find("global_step")) optimizer.set_global_step(s->i32()[0]);
+}
+
+void load_into(nn::Optimizer& optimizer, const std::string& ckpt_path) {
+  load_into(optimizer, load_checkpoint(ckpt_path), fmt::format("checkpoint '{}'", brief_text(ckpt_path)));
 }
 
 }  // namespace sf

@@ -29,8 +29,16 @@ NamedTensors load_checkpoint(const std::string& path);
 
 /// The optimizer's parameters, its state tensors and "global_step": what a resumed run needs.
 NamedTensors checkpoint_entries(nn::Optimizer& optimizer);
-/// Copies the loaded values into the optimizer's parameters and state (shapes checked);
-/// throws InvalidArgument naming a parameter the checkpoint lacks.
-void load_into(nn::Optimizer& optimizer, const NamedTensors& loaded);
+/// Copies the loaded values into the optimizer's parameters and state (shapes checked), all or
+/// nothing: throws InvalidArgument naming a parameter the checkpoint lacks, `source` and what it
+/// holds ("checkpoint 'run/net-1_5.ckpt' has no tensor 'fc1_weight' (it holds 9 tensors:
+/// w, b, ...)"), and ShapeError for a mis-shaped one. `source` names where `loaded` came from.
+void load_into(nn::Optimizer& optimizer, const NamedTensors& loaded, const std::string& source = "the checkpoint");
+/// load_into from the checkpoint file `ckpt_path`, its messages naming the file.
+void load_into(nn::Optimizer& optimizer, const std::string& ckpt_path);
+
+/// How a checkpoint's contents read in a message: "3 tensors: fc1_weight, fc1_bias, global_step"
+/// (names cut to a few, brief.h).
+std::string brief_contents(const NamedTensors& tensors);
 
 }  // namespace sf
