@@ -23,12 +23,12 @@ struct ZmqOptions {
   // its data endpoint on an ephemeral port of `host` (empty: the local IPv4 address that
   // routes to the rendezvous host), or at a fresh path in ipc_dir.
   ZmqScheme scheme = ZmqScheme::kIpc;
-  std::string host;
+  std::string host{};  // {}: designated initializers may leave it out
   std::string ipc_dir = "/tmp";
   // The job secret a peer must prove it knows (a challenge-response on every connection,
   // comm/zmq/handshake.h). make_zmq_world(n, ...) draws a random one when empty; a joining
   // rank must be given it (every rank of the job the same).
-  std::string secret;
+  std::string secret{};
   // Payloads above this are refused on receipt (counted, never allocated).
   uint64_t max_payload_bytes = uint64_t{1} << 32;
   // ZMTP heartbeats on every outgoing link: a peer that does not answer within
