@@ -6,6 +6,7 @@
 #include <shardflow/comm/bootstrap/init.h>
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/core/error.h>
+#include <shardflow/train/log_sink.h>
 #include <shardflow/train/rank_log.h>
 
 namespace sf::examples {
@@ -27,13 +28,17 @@ int Example::main(int argc, char** argv) {
     app_.add_option("--steps", common_.steps, "training steps per epoch (0: every batch)")->check(cli::kNonNegative);
   if (common_flags_ & kPrintEvery)
     app_.add_option("--print-every", common_.print_every, "steps between loss lines")->check(cli::kPositive);
-  if (common_flags_ & kLogDir)
+  if (common_flags_ & kLogDir) {
     app_.add_option("--log-dir", common_.log_dir, "per-rank logs when this process holds several devices");
+    app_.add_option("--log-ranks", common_.log_ranks, "which devices of this process print: rank0, all or files");
+  }
   try {
     comm::JobSpec job;
+    LogRanks log_ranks = LogRanks::kRank0;
     try {
       job = comm::resolve_job(comm::consume_comm_args(argc, argv), comm::process_env());
       app_.parse(argc, argv);
+      log_ranks = parse_log_ranks(common_.log_ranks);
     } catch (const CLI::CallForHelp& e) {
       return app_.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
@@ -41,15 +46,15 @@ int Example::main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       std::cerr << "error: " << e.what() << std::endl;
       return 2;
-    } catch (const InvalidArgument& e) {  // a bad --devices or launcher variable
+    } catch (const InvalidArgument& e) {  // a bad --devices, launcher variable or --log-ranks
       std::cerr << "error: " << e.what() << std::endl;
       return 2;
     }
     if (prepare(job) == Next::kDone) return 0;
     comm::init(job);
     several_ = comm::job().local_ranks > 1;
-    // --log-ranks is applied here (sf::set_log_ranks) once the train layer has it.
     job_dir_ = several_ ? new_job_dir(common_.log_dir) : "";
+    set_log_ranks(log_ranks, job_dir_);
     run();
     comm::release();
     return 0;

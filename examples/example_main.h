@@ -40,14 +40,15 @@ struct CommonOptions {
   int64_t epochs = 1;                       // --epochs
   int64_t steps = 0;                        // --steps: training steps per epoch, 0 for every batch
   int64_t print_every = 10;                 // --print-every: steps between loss lines
-  // --log-ranks rank0|all|files (which ranks print where) goes here once the train layer has
-  // sf::parse_log_ranks / sf::set_log_ranks: parsed with the others, applied in main() before
-  // the per-rank log directory is made.
+  // --log-ranks rank0|all|files (with --log-dir): which virtual ranks' lines of the log sink
+  // (train/log_sink.h: LossMonitor and TimeMonitor without a stream, sf::log_line) reach
+  // stdout; set with the job directory before the ranks start.
+  std::string log_ranks = "rank0";
 };
 
 enum Common : unsigned {
   kDataDir = 1u << 0,
-  kLogDir = 1u << 1,
+  kLogDir = 1u << 1,  // --log-dir and --log-ranks
   kEpochs = 1u << 2,
   kSteps = 1u << 3,
   kPrintEvery = 1u << 4,
