@@ -3,8 +3,10 @@
 /// (--devices N). Each rank writes `log_output/<job>/rank.<r>/stdout`; a process holding one
 /// rank writes to its stdout, where sfrun keeps the same layout for it (docs/sfrun.md).
 ///
+/// @code
 ///   const std::string job_dir = holds_several_ranks ? sf::new_job_dir("log_output") : "";
 ///   sf::comm::run_ranks([&] { sf::RankLog log(job_dir); log.out() << "epoch: ..."; });
+/// @endcode
 ///
 /// A RankLog's file is the one the log sink (train/log_sink.h) writes that rank's lines to, so
 /// a program's own lines and LossMonitor's share it in order; for lines that must never mix
