@@ -113,14 +113,13 @@ int main(int argc, char** argv) {
     const int device_num = sf::comm::job().size;
     sf::comm::run_ranks([&] {
       const int rank_id = sf::comm::get_rank();
-      sf::RankLog log(example.job_dir());
       Net net(var_in_dim, var_hidden_dim, var_out_dim);
       shard(net, from_file, device_num);
       sf::Model model(net, std::make_shared<nn::MSELoss>(),
                       std::make_shared<nn::Momentum>(net.trainable_params(), 0.2f, 0.1f));  // lr, momentum
       const int64_t epoch_size = 5;
       std::vector<sf::CallbackPtr> callback = {
-          std::make_shared<sf::LossMonitor>(1, log.out()),
+          std::make_shared<sf::LossMonitor>(1),
           std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.checkpoint_dir, rank_id)),
           std::make_shared<sf::SaveGraphs>(model, o.save_graphs_path)};
       model.train(epoch_size, fake_dataset, callback);
@@ -128,11 +127,10 @@ int main(int argc, char** argv) {
         // What the search decided, from the program the first step built. (The
         // --save-strategy-file file is the context's strategy_ckpt_save_file, written by rank 0.)
         if (o.strategies.explain)
-          std::cout << ex::explain(*model.semi_auto_program(), net.strategies(),
-                                   from_file.empty() ? "shard()" : "the strategy file")
-                    << std::endl;
-        std::cout << fmt::format("{} devices: loss lines in {}, checkpoints in {}/<rank>/, parallel IR in {}/rank_*/\n",
-                                 device_num, example.logs_where(), o.checkpoint_dir, o.save_graphs_path);
+          sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(),
+                                                from_file.empty() ? "shard()" : "the strategy file"));
+        sf::write_line(std::cout, fmt::format("{} devices: loss lines in {}, checkpoints in {}/<rank>/, parallel IR in {}/rank_*/",
+                                              device_num, example.logs_where(), o.checkpoint_dir, o.save_graphs_path));
       }
     });
   };

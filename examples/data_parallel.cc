@@ -1,7 +1,8 @@
 // Data parallel, as seed 004 (MindSpore's distributed_data_parallel.py): every device holds the
 // whole network and trains on its own shard of Fashion-MNIST; the gradients are AllReduced and
 // averaged before each update, so all devices keep the same parameters. Each rank writes its
-// loss lines to log_output/<job>/rank.<r>/stdout (8 virtual devices) or to its stdout, which
+// loss lines through the log sink: with 8 virtual devices to log_output/<job>/rank.<r>/stdout,
+// rank 0's also to stdout (--log-ranks), and a process holding one rank to its stdout, which
 // sfrun keeps in the same layout.
 //
 //   ./build/examples/data_parallel --devices 8                 # 8 virtual devices, one process
@@ -74,7 +75,7 @@ class Network : public nn::Cell {
 };
 
 // One rank's training: the seed's loop, or Model.train. Returns the test accuracy.
-double train(const Options& o, const ex::CommonOptions& c, std::ostream& out) {
+double train(const Options& o, const ex::CommonOptions& c) {
   ds::Dataset data_set = create_dataset(c, o.batch);
   Network net;
   auto loss_fn = std::make_shared<nn::CrossEntropyLoss>();
@@ -83,7 +84,7 @@ double train(const Options& o, const ex::CommonOptions& c, std::ostream& out) {
   if (o.api == "model") {
     // Model.train reduces the gradients itself, in buckets, while backward runs.
     sf::Model model(net, loss_fn, optimizer);
-    model.train(c.epochs, data_set, {std::make_shared<sf::LossMonitor>(c.print_every, out)});
+    model.train(c.epochs, data_set, {std::make_shared<sf::LossMonitor>(c.print_every)});
     return model.eval_accuracy(create_test_dataset(c));
   }
 
@@ -102,7 +103,7 @@ double train(const Options& o, const ex::CommonOptions& c, std::ostream& out) {
       const std::vector<sf::Tensor>& reduced = grad_reducer(grads);
       optimizer->step(reduced);
       if (i % c.print_every == 0)
-        out << "epoch: " << epoch << " step: " << i << ", loss is " << sf::format_loss(loss) << std::endl;
+        sf::log_line(fmt::format("epoch: {} step: {}, loss is {}", epoch, i, sf::format_loss(loss)));
       ++i;
     }
   }
@@ -133,13 +134,12 @@ int main(int argc, char** argv) {
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel, .gradients_mean = true});
     sf::set_seed(1);
     sf::comm::run_ranks([&] {
-      sf::RankLog log(example.job_dir());
-      const double accuracy = train(o, c, log.out());
-      log.out() << fmt::format("test accuracy: {:.4f}", accuracy) << std::endl;
+      const double accuracy = train(o, c);
+      sf::log_line(fmt::format("test accuracy: {:.4f}", accuracy));
       if (example.several() && sf::comm::get_rank() == 0)
-        std::cout << fmt::format("{} devices, global batch {}: test accuracy: {:.4f} (logs in {})\n",
-                                 sf::comm::get_group_size(), o.batch * sf::comm::get_group_size(), accuracy,
-                                 example.logs_where());
+        sf::write_line(std::cout, fmt::format("{} devices, global batch {}: test accuracy: {:.4f} (logs in {})",
+                                              sf::comm::get_group_size(), o.batch * sf::comm::get_group_size(),
+                                              accuracy, example.logs_where()));
     });
   };
   return example.main(argc, argv);

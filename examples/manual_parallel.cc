@@ -115,16 +115,15 @@ int main(int argc, char** argv) {
     sf::set_seed(1);
     sf::comm::run_ranks([&] {
       const int cur_rank = sf::comm::get_rank();
-      sf::RankLog log(example.job_dir());
       Network net(cur_rank, shard_size);
       auto loss_fn = std::make_shared<ReduceLoss>(cur_rank, shard_size, device_num);
       auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
-      auto loss_cb = std::make_shared<sf::LossMonitor>(c.print_every, log.out());
+      auto loss_cb = std::make_shared<sf::LossMonitor>(c.print_every);
       sf::Model model(net, loss_fn, optimizer);
       model.train(c.epochs, data_set, {loss_cb});
       if (cur_rank == 0)
-        std::cout << fmt::format("{} devices, batch_size {} ({} rows each): last loss lines in {}\n", device_num,
-                                 batch_size, shard_size, example.logs_where());
+        sf::write_line(std::cout, fmt::format("{} devices, batch_size {} ({} rows each): last loss lines in {}",
+                                              device_num, batch_size, shard_size, example.logs_where()));
     });
   };
   return example.main(argc, argv);

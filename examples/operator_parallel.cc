@@ -147,7 +147,7 @@ void dry_run(const Options& o, const sf::StrategyTable& from_file) {
 
 // The seed's training loop: value_and_grad of forward_fn, then optimizer(grads).
 void train_functional(const Options& o, const ex::CommonOptions& c, Network& net, nn::SGD& optimizer, nn::CrossEntropyLoss& loss_fn,
-                      ds::Dataset& data_set, const std::vector<std::ostream*>& outs) {
+                      ds::Dataset& data_set) {
   auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
     sf::Value logits = net(b, in[0]);
     sf::Value loss = loss_fn(b, logits, in[1]);
@@ -166,28 +166,24 @@ void train_functional(const Options& o, const ex::CommonOptions& c, Network& net
       const float loss_output = train_step((*batch)[0], (*batch)[1]);
       if (epoch == 0 && i == 0 && !o.save_graphs.empty()) sf::save_graphs(*grad_fn.semi_auto_program(), o.save_graphs);
       if (i % c.print_every == 0)
-        for (std::ostream* out : outs)
-          *out << fmt::format("epoch: {}, step: {}, loss is {}", epoch, i, loss_output) << std::endl;
+        sf::log_line(fmt::format("epoch: {}, step: {}, loss is {}", epoch, i, loss_output));
       i += 1;
     }
   }
 }
 
 // Model.train, which can also write the parallel IR after the first step.
-void train_model(const Options& o, const ex::CommonOptions& c, Network& net, std::shared_ptr<nn::SGD> optimizer, ds::Dataset& data_set,
-                 const std::vector<std::ostream*>& outs) {
+void train_model(const Options& o, const ex::CommonOptions& c, Network& net, std::shared_ptr<nn::SGD> optimizer, ds::Dataset& data_set) {
   sf::Model model(net, std::make_shared<nn::CrossEntropyLoss>(), optimizer);
   std::vector<sf::CallbackPtr> callbacks;
-  for (std::ostream* out : outs) {
-    callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every, *out));
-    callbacks.push_back(std::make_shared<sf::TimeMonitor>(*out));
-  }
+  callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
+  callbacks.push_back(std::make_shared<sf::TimeMonitor>());
   auto save = std::make_shared<sf::SaveGraphs>(model, o.save_graphs);
   if (!o.save_graphs.empty()) callbacks.push_back(save);
   model.train(c.epochs, data_set, callbacks);
   if (!o.save_graphs.empty() && sf::comm::get_rank() == 0)
-    std::cout << fmt::format("IR of every rank written to {}/rank_*/ ({} files each)\n", o.save_graphs,
-                             save->files().size());
+    sf::write_line(std::cout, fmt::format("IR of every rank written to {}/rank_*/ ({} files each)", o.save_graphs,
+                                          save->files().size()));
 }
 
 }  // namespace
@@ -246,18 +242,15 @@ int main(int argc, char** argv) {
                                sf::blas_config());
 
     sf::comm::run_ranks([&] {
-      sf::RankLog log(example.job_dir());
-      // Rank 0 of a process holding several devices also prints its lines here.
-      std::vector<std::ostream*> outs = {&log.out()};
-      if (example.several() && sf::comm::get_rank() == 0) outs.push_back(&std::cout);
+      // Loss lines through the log sink: every rank's in its file, rank 0's also here (--log-ranks).
       Network net;
       shard(net, from_file, devices);
       auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
       nn::CrossEntropyLoss loss_fn;
       if (o.api == "model")
-        train_model(o, c, net, optimizer, data_set, outs);
+        train_model(o, c, net, optimizer, data_set);
       else
-        train_functional(o, c, net, *optimizer, loss_fn, data_set, outs);
+        train_functional(o, c, net, *optimizer, loss_fn, data_set);
       std::vector<sf::Tensor> whole = sf::gather_parameters(net.trainable_params());
       if (sf::comm::get_rank() == sf::comm::job().rank) trained = std::move(whole);
     });

@@ -3,8 +3,8 @@
 // parameters (infer_param_pipeline_stage), loss lines as the seed's LossMonitor prints them.
 //
 //   ./pipeline_parallel --devices 2                        # 2 stages (the seed's split), 1F1B
-//   ./pipeline_parallel --devices 4 --stages 4 --micro-size 4 --schedule gpipe
-//   ./pipeline_parallel --devices 3 --stages 3 --micro-size 6 --batch 24 --schedule interleaved_1f1b --interleave 2
+//   ./pipeline_parallel --devices 4 --stages 4 --micro-batches 4 --schedule gpipe
+//   ./pipeline_parallel --devices 3 --stages 3 --micro-batches 6 --batch 24 --schedule interleaved_1f1b --interleave 2
 //   ./pipeline_parallel --devices 8 --stages 2             # 2 stages x 4-way data parallel
 //   ./pipeline_parallel --devices 4 --stages 4 --timeline run.json && sfviz show run.json --plan --html run.html
 //   mpirun -np 2 ./pipeline_parallel                       # one process per stage
@@ -13,8 +13,8 @@
 // them), with --devices a multiple of S (devices / S data-parallel replicas; S defaults to the
 // seed's 2, or 1 on 1 device). --schedule: gpipe, 1f1b (MindSpore's default), interleaved_1f1b
 // (with --interleave V >= 2 model chunks per device, S x V <= 6, micro-batches a multiple of S)
-// or zb_h1. --micro-size M: micro-batches per batch (PipelineCell's micro_size, the seed's
-// name), at least S, dividing --batch. Every such configuration is checked before any rank
+// or zb_h1. --micro-batches M: micro-batches per batch (PipelineCell's micro_size; sfviz's
+// option of the same name), at least S, dividing --batch. Every such configuration is checked before any rank
 // communicates.
 //
 // The loss of a step is the sum of its micro-batches' losses (MindSpore's PipelineCell). After
@@ -58,11 +58,11 @@ void check_configuration(const Options& o, int devices) {
              "cell of its own",
              o.stages, o.interleave, seed003::ResNet::kCells);
   SF_ENFORCE(o.micro_size >= o.stages, InvalidArgument,
-             "pipeline: micro_size {} is smaller than pipeline_stages {}; each stage needs a micro-batch of its own "
-             "(micro_size >= stages)",
+             "pipeline: --micro-batches {} is smaller than --stages {}; each stage needs a micro-batch of its own "
+             "(micro-batches >= stages)",
              o.micro_size, o.stages);
   SF_ENFORCE(o.batch % o.micro_size == 0, InvalidArgument,
-             "pipeline: --batch {} is not divisible by --micro-size {}", o.batch, o.micro_size);
+             "pipeline: --batch {} is not divisible by --micro-batches {}", o.batch, o.micro_size);
   const int dp = devices / o.stages;
   SF_ENFORCE((o.batch / o.micro_size) % dp == 0, InvalidArgument,
              "pipeline: a micro-batch of {} rows cannot be split over {} data-parallel replicas",
@@ -77,7 +77,7 @@ void check_configuration(const Options& o, int devices) {
 int main(int argc, char** argv) {
   Options o;
   ex::Example example("Seed 003: pipeline-parallel training of a ResNet on Fashion-MNIST",
-                      ex::kDataDir | ex::kSteps | ex::kPrintEvery);
+                      ex::kDataDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
   example.common().steps = 200;
   example.common().print_every = 20;
   CLI::App& app = example.cli();
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", o.schedule, "gpipe, 1f1b, interleaved_1f1b or zb_h1");
   app.add_option("--interleave", o.interleave, "model chunks per device (interleaved_1f1b: 2 or more)")
       ->check(sf::cli::kPositive);
-  app.add_option("--micro-size", o.micro_size, "micro-batches per batch (PipelineCell's micro_size)")
+  app.add_option("--micro-batches", o.micro_size, "micro-batches per batch (PipelineCell's micro_size)")
       ->check(sf::cli::kPositive);
   app.add_option("--batch", o.batch, "rows per step (all micro-batches, all data-parallel replicas)")
       ->check(sf::cli::kPositive);
@@ -120,18 +120,21 @@ int main(int argc, char** argv) {
       sf::nn::PipelineCell net_pipeline(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size);
       sf::Model model(net_pipeline, sf::nn::Momentum(net.infer_param_pipeline_stage(), 0.01f, 0.9f),
                       {.trace = !o.timeline.empty()});
+      // Rank 0 (the first stage) reports the step's loss, as the seed's LossMonitor on device 0.
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
       if (rank == 0)
-        std::cout << fmt::format("pipeline: {} stages x {} data-parallel, {} micro-batches, {}{}\n", o.stages,
-                                 sf::comm::get_group_size() / o.stages, o.micro_size, o.schedule,
-                                 o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave) : "");
-      model.train(1, train, callbacks);
+        sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel, {} micro-batches, {}{}",
+                                              o.stages, sf::comm::get_group_size() / o.stages, o.micro_size,
+                                              o.schedule,
+                                              o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave)
+                                                               : ""));
+      model.train(c.epochs, train, callbacks);
       if (rank == 0 && !o.timeline.empty())
         sf::pipeline::write_timeline_file(o.timeline, model.pipeline_step()->runtime()->last_timeline());
       net.set_train(false);
       const double accuracy = model.eval_accuracy(test);
-      if (rank == 0) std::cout << fmt::format("test accuracy: {:.4f}\n", accuracy);
+      if (rank == 0) sf::write_line(std::cout, fmt::format("test accuracy: {:.4f}", accuracy));
     });
   };
   return example.main(argc, argv);

@@ -90,7 +90,6 @@ int main(int argc, char** argv) {
     const int device_num = sf::comm::job().size;
     sf::comm::run_ranks([&] {
       const int rank_id = sf::comm::get_rank();
-      sf::RankLog log(example.job_dir());
       Net net(var_in_dim, var_hidden_dim, var_out_dim);
       // The seed shards in Net.__init__; here after it, so that a strategy file can replace it.
       if (from_file.empty()) seed002::shard_matmul(net, device_num);
@@ -101,17 +100,16 @@ int main(int argc, char** argv) {
       sf::Model model(net, std::make_shared<nn::MSELoss>(), opt);
       auto save_graphs = std::make_shared<sf::SaveGraphs>(model, o.save_graphs_path);
       std::vector<sf::CallbackPtr> callback = {
-          std::make_shared<sf::LossMonitor>(1, log.out()),
+          std::make_shared<sf::LossMonitor>(1),
           std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.checkpoint_dir, rank_id)),
           save_graphs};
       model.train(epoch_size, fake_dataset, callback);
       if (rank_id == 0) {
         if (o.strategies.explain)
-          std::cout << ex::explain(*model.semi_auto_program(), net.strategies(),
-                                   from_file.empty() ? "shard()" : "the strategy file")
-                    << std::endl;
-        std::cout << fmt::format("{} devices: loss lines in {}, parallel IR in {}/rank_*/\n", device_num,
-                                 example.logs_where(), o.save_graphs_path);
+          sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(),
+                                                from_file.empty() ? "shard()" : "the strategy file"));
+        sf::write_line(std::cout, fmt::format("{} devices: loss lines in {}, parallel IR in {}/rank_*/", device_num,
+                                              example.logs_where(), o.save_graphs_path));
       }
     });
   };
