@@ -67,7 +67,9 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
             p.fetches.insert(p.fetches.end(), updates.begin(), updates.end());
           },
           net.get_parameters(), opts, opts.batch_splits > 0 ? opts.batch_splits : opts.threads) {
-  nn::check_parameters_of("Model", optimizer_->parameters(), net_.trainable_params());
+  // Without an optimizer (evaluation only) the model works on the network's own parameters.
+  const ParameterList params = optimizer_ ? optimizer_->parameters() : net_.trainable_params();
+  if (optimizer_) nn::check_parameters_of("Model", params, net_.trainable_params());
   mode_ = get_auto_parallel_context().parallel_mode;
   const bool sharded = mode_ == ParallelMode::kSemiAutoParallel || mode_ == ParallelMode::kAutoParallel;
   SF_ENFORCE(mode_ == ParallelMode::kStandAlone || reduces_gradients(mode_) || sharded, InvalidArgument,
@@ -77,12 +79,14 @@ Model::Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn
   if (sharded)
     semi_ = std::make_unique<SemiAutoStep>(
         net_, [this](GraphBuilder& b, const std::vector<Value>& in) { return (*loss_)(b, net_(b, in[0]), in[1]); },
-        optimizer_->parameters(), opts_);
+        params, opts_);
   if (reduces_gradients(mode_)) {
     nn::GradReduceSpec spec = nn::grad_reduce_spec();
     if (!spec.identity()) reduce_ = spec;
   }
 }
+
+Model::Model(nn::Cell& net) : Model(net, std::make_shared<nn::CrossEntropyLoss>(), nullptr) {}
 
 Model::Model(nn::PipelineCell& net, std::shared_ptr<nn::Optimizer> optimizer, ExecOptions opts)
     : Model(net.net_with_loss().network(), net.net_with_loss().loss(), optimizer, opts) {
@@ -106,6 +110,9 @@ void check_sharding(const dataset::Dataset& ds, int size) {
 
 void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
                   int64_t initial_epoch) {
+  SF_ENFORCE(optimizer_ != nullptr, InvalidArgument,
+             "Model::train: this model was built for evaluation only (Model(net)); build it with a loss and an "
+             "optimizer to train");
   SF_ENFORCE(epochs >= 1, InvalidArgument, "Model::train: epochs must be >= 1, got {}", epochs);
   SF_ENFORCE(initial_epoch >= 0 && initial_epoch < epochs, InvalidArgument,
              "Model::train: initial_epoch must be in [0, epochs) = [0, {}) (epochs is the total count, as "

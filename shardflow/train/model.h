@@ -49,6 +49,9 @@ namespace sf {
 /// MindSpore's Model: trains a network with a loss and an optimizer, and evaluates it.
 class Model {
  public:
+  /// For evaluation only (MindSpore's Model(net)): eval_accuracy() works, train() is refused.
+  /// With load_param_into_net() this evaluates a checkpoint without building an optimizer.
+  explicit Model(nn::Cell& net);
   /// `net` must outlive the model. Throws InvalidArgument, naming it, for an optimizer
   /// parameter that is not one of net's, and for a parallel mode it does not support.
   Model(nn::Cell& net, std::shared_ptr<nn::LossFn> loss, std::shared_ptr<nn::Optimizer> optimizer,

@@ -137,5 +137,20 @@ TEST(LoadInto, AnotherNetworksCheckpointIsNamedWithWhatItHolds) {
   EXPECT_TRUE(bitwise_equal(t.model->optimizer().parameters()[0].value(), first));
 }
 
+// MindSpore's Model(net): a checkpoint evaluated without an optimizer gives the trained model's
+// accuracy; such a model refuses to train.
+TEST(LoadParamIntoNet, AnEvaluationOnlyModelEvaluatesTheLoadedParameters) {
+  Trained t;
+  const std::string path = temp_file("eval");
+  save_checkpoint(checkpoint_entries(t.model->optimizer()), path);
+  const dataset::Dataset eval_set = traintest::random_rows(64, 5).batch(16);
+  nn::Mlp fresh(kIn, {8}, kClasses);
+  load_param_into_net(fresh, path);
+  Model eval_only(fresh);
+  EXPECT_EQ(eval_only.eval_accuracy(eval_set), t.model->eval_accuracy(eval_set));
+  EXPECT_THAT([&] { eval_only.train(1, eval_set); },
+              ThrowsMessage<InvalidArgument>(HasSubstr("built for evaluation only")));
+}
+
 }  // namespace
 }  // namespace sf
