@@ -6,28 +6,7 @@
 
 #include <shardflow/shardflow.h>
 
-class Mlp3 : public sf::nn::Cell {
- public:
-  Mlp3() {
-    layers_ = register_cell("layers", std::make_shared<sf::nn::SequentialCell>(std::vector<sf::nn::CellPtr>{
-        std::make_shared<sf::nn::Flatten>(),
-        std::make_shared<sf::nn::Dense>(28 * 28, 256), std::make_shared<sf::nn::ReLU>(),
-        std::make_shared<sf::nn::Dense>(256, 128), std::make_shared<sf::nn::ReLU>(),
-        std::make_shared<sf::nn::Dense>(128, 10)}));
-  }
-  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override { return (*layers_)(b, x); }
-
- private:
-  sf::nn::CellPtr layers_;
-};
-
-sf::dataset::Dataset fashion_mnist(const std::string& usage, int64_t rows, int num_shards = 1, int shard_id = 0) {
-  using namespace sf::dataset;
-  return Dataset::mnist("/usr/share/datasets/fashion-mnist", usage, num_shards, shard_id)
-      .map({Rescale(1.0f / 255.0f, 0.0f), Normalize({0.2860f}, {0.3530f}), HWC2CHW()}, "image")
-      .map({TypeCast(sf::DType::kI32)}, "label")
-      .take(rows);
-}
+#include "examples/snippets/guide_mlp.h"
 
 int main(int argc, char** argv) try {
   // [data_parallel]
