@@ -2,6 +2,7 @@
 #   -DCMD=... -DEXPECT_RC=0|nonzero -DEXPECT_REGEX=...
 #   -DWORKDIR=dir          optional: emptied, then the run's working directory
 #   -DEXPECT_FILES=a;b     optional: files (relative to WORKDIR) the run must have written
+#   -DEXPECT_NO_REGEX=...  optional: what the output must not contain
 set(cwd ${CMAKE_CURRENT_BINARY_DIR})
 if(WORKDIR)
   file(REMOVE_RECURSE ${WORKDIR})
@@ -23,6 +24,9 @@ elseif(NOT rc EQUAL 0)
 endif()
 if(NOT all MATCHES "${EXPECT_REGEX}")
   message(FATAL_ERROR "output does not match '${EXPECT_REGEX}':\n${all}")
+endif()
+if(EXPECT_NO_REGEX AND all MATCHES "${EXPECT_NO_REGEX}")
+  message(FATAL_ERROR "output matches '${EXPECT_NO_REGEX}', which it must not:\n${all}")
 endif()
 foreach(f IN LISTS EXPECT_FILES)
   if(NOT EXISTS ${cwd}/${f})
