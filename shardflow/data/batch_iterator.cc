@@ -30,6 +30,13 @@ BatchIterator::BatchIterator(std::vector<Tensor> columns, int64_t batch_size, bo
   }
 }
 
+void BatchIterator::skip(int64_t count) {
+  SF_ENFORCE(count >= 0 && count <= num_batches_ - step_, InvalidArgument,
+             "BatchIterator::skip: count must be in [0, {}] (the batches left of {}), got {}", num_batches_ - step_,
+             num_batches_, count);
+  step_ += count;  // a batch's rows depend only on its index, so nothing else moves
+}
+
 const std::vector<Tensor>* BatchIterator::next() {
   if (step_ >= num_batches_) return nullptr;
   const int64_t begin = step_ * batch_;

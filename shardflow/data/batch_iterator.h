@@ -39,6 +39,10 @@ class BatchIterator {
 
   /// The next batch, or nullptr when the epoch is over. See the lifetime note above.
   const std::vector<Tensor>* next();
+  /// Moves past the next `count` batches without reading them, so that next() returns the
+  /// batch it would have returned after `count` calls: a run resumed within an epoch
+  /// (Model::train's ResumePoint). 0 <= count <= the batches left, else InvalidArgument.
+  void skip(int64_t count);
 
   ///@{
   /// Batches in this epoch, and how many next() has returned so far.
