@@ -56,6 +56,10 @@ std::vector<std::pair<std::string, Tensor>> SGD::state() {
   return out;
 }
 
+std::map<std::string, double> SGD::hyper_parameters() const {
+  return {{"learning_rate", lr_}, {"momentum", momentum_}, {"weight_decay", weight_decay_}};
+}
+
 Momentum::Momentum(ParameterList params, float lr, float momentum) : SGD(std::move(params), lr, momentum) {
   SF_ENFORCE(momentum > 0, InvalidArgument, "Momentum: momentum must be > 0, got {}", momentum);
 }
@@ -95,6 +99,10 @@ std::vector<std::pair<std::string, Tensor>> Adam::state() {
     out.emplace_back("moment2." + params_[i].name(), v_[i]);
   }
   return out;
+}
+
+std::map<std::string, double> Adam::hyper_parameters() const {
+  return {{"learning_rate", lr_}, {"beta1", beta1_}, {"beta2", beta2_}, {"eps", eps_}};
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, ParameterList params, float lr) {

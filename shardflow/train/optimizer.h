@@ -3,6 +3,7 @@
 /// nn.Momentum, nn.Adam semantics). step() is called between runtime steps, never during.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,12 @@ class Optimizer {
   virtual std::vector<std::pair<std::string, Tensor>> state() { return {}; }
   /// Sets the number of steps taken (a checkpoint being loaded).
   void set_global_step(int64_t s) { global_step_ = s; }
+  /// What it is, as make_optimizer names it ("sgd", "momentum", "adam"): a training state
+  /// records it (train/training_state.h), and a resume with another kind is refused.
+  virtual std::string kind() const = 0;
+  /// Its hyper-parameters by name, the learning rate included ("learning_rate", "momentum",
+  /// "beta1", ...), each value exactly the float it uses: a training state records them too.
+  virtual std::map<std::string, double> hyper_parameters() const { return {{"learning_rate", lr_}}; }
   /// The learning rate if this optimizer is plain SGD, which a training graph can run
   /// in-place (train/sgd_in_graph.h); then the graph updates and count_step() is called.
   virtual std::optional<float> in_graph_sgd_rate() const { return std::nullopt; }
@@ -52,6 +59,8 @@ class SGD : public Optimizer {
   /// Plain SGD when momentum and weight_decay are 0.
   SGD(ParameterList params, float learning_rate, float momentum = 0.0f, float weight_decay = 0.0f);
   std::vector<std::pair<std::string, Tensor>> state() override;
+  std::string kind() const override { return "sgd"; }
+  std::map<std::string, double> hyper_parameters() const override;
   std::optional<float> in_graph_sgd_rate() const override {
     return momentum_ == 0 && weight_decay_ == 0 ? std::optional<float>(lr_) : std::nullopt;
   }
@@ -69,6 +78,7 @@ class Momentum : public SGD {
  public:
   /// SGD with this momentum and no weight decay.
   Momentum(ParameterList params, float learning_rate, float momentum);
+  std::string kind() const override { return "momentum"; }
 };
 
 /// Adam with bias correction (MindSpore nn.Adam defaults).
@@ -77,6 +87,8 @@ class Adam : public Optimizer {
   /// Adam with these moment decay rates; eps keeps the division finite.
   Adam(ParameterList params, float learning_rate, float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f);
   std::vector<std::pair<std::string, Tensor>> state() override;
+  std::string kind() const override { return "adam"; }
+  std::map<std::string, double> hyper_parameters() const override;
 
  protected:
   void update(size_t i, Tensor& param, const Tensor& grad) override;
