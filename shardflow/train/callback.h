@@ -15,17 +15,30 @@
 
 #include <shardflow/train/optimizer.h>
 
+namespace sf::nn {
+class Cell;
+}  // namespace sf::nn
+namespace sf::dataset {
+class Dataset;
+}  // namespace sf::dataset
+
 namespace sf {
 
 /// Where training stands, as each callback sees it (MindSpore's RunContext).
 struct RunContext {
   int64_t epoch = 0;                   ///< 1-based, as MindSpore prints it
-  int64_t step_in_epoch = 0;           ///< 1-based
+  int64_t step_in_epoch = 0;           ///< 1-based: the steps of this epoch done
   int64_t steps_per_epoch = 0;         ///< batches per epoch
   int64_t global_step = 0;             ///< the optimizer's global_step()
   int64_t epochs = 0;                  ///< the epochs train() runs
   float loss = 0;                      ///< the loss of the step just finished
   nn::Optimizer* optimizer = nullptr;  ///< the model's optimizer
+  /// The dataset epoch (from 0; data/dataset.h) this epoch walks: epoch - 1, unless train() was
+  /// called again on a dataset whose epoch counter ran on. With step_in_epoch it is where the
+  /// run stands (train/resume_point.h).
+  int64_t dataset_epoch = 0;
+  nn::Cell* network = nullptr;                      ///< the network trained (MindSpore's train_network)
+  const dataset::Dataset* train_dataset = nullptr;  ///< the dataset walked (MindSpore's train_dataset)
 };
 
 /// Called by Model::train around training, each epoch and each step; each hook does nothing

@@ -1,5 +1,7 @@
 #include <shardflow/train/model.h>
 
+#include <algorithm>
+
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
 #include <shardflow/train/gather_parameters.h>
@@ -110,27 +112,38 @@ void check_sharding(const dataset::Dataset& ds, int size) {
 
 void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
                   int64_t initial_epoch) {
+  SF_ENFORCE(epochs < 1 || (initial_epoch >= 0 && initial_epoch < epochs), InvalidArgument,
+             "Model::train: initial_epoch must be in [0, epochs) = [0, {}) (epochs is the total count, as "
+             "MindSpore's), got {}",
+             epochs, initial_epoch);
+  train(epochs, train_set, callbacks, ResumePoint{initial_epoch, 0});
+}
+
+void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
+                  ResumePoint from) {
   SF_ENFORCE(optimizer_ != nullptr, InvalidArgument,
              "Model::train: this model was built for evaluation only (Model(net)); build it with a loss and an "
              "optimizer to train");
   SF_ENFORCE(epochs >= 1, InvalidArgument, "Model::train: epochs must be >= 1, got {}", epochs);
-  SF_ENFORCE(initial_epoch >= 0 && initial_epoch < epochs, InvalidArgument,
-             "Model::train: initial_epoch must be in [0, epochs) = [0, {}) (epochs is the total count, as "
-             "MindSpore's), got {}",
-             epochs, initial_epoch);
+  SF_ENFORCE(from.epoch >= 0 && from.epoch < epochs, InvalidArgument,
+             "Model::train: the resume point's epoch must be in [0, epochs) = [0, {}), got {}", epochs, from.epoch);
   SF_ENFORCE(train_set.batch_size() > 0, InvalidArgument, "Model::train: the dataset is not batched (call batch())");
   SF_ENFORCE(train_set.column_names().size() == 2, InvalidArgument,
              "Model::train: the dataset must have 2 columns (data, label), it has {}", train_set.column_names().size());
+  SF_ENFORCE(from.step >= 0 && from.step < std::max<int64_t>(train_set.get_dataset_size(), 1), InvalidArgument,
+             "Model::train: the resume point's step must be in [0, steps per epoch) = [0, {}), got {} (a point "
+             "after an epoch's last step is the next epoch's step 0)",
+             train_set.get_dataset_size(), from.step);
   if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
   if (pipeline_) {
-    run_epochs(epochs, initial_epoch, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
+    run_epochs(epochs, from, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
       while (const std::vector<Tensor>* batch = it.next()) step_done(pipeline_->step(*batch));
     });
     return;
   }
   const bool in_graph = !semi_ && optimizer_->in_graph_sgd_rate().has_value();
   std::vector<Tensor> grads;
-  run_epochs(epochs, initial_epoch, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
+  run_epochs(epochs, from, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
     const std::vector<Tensor>* batch = it.next();
     // Steps run back to back inside the actor system; a batch of another shape (a short last
     // batch) ends the loop and continues on the program built for it.
@@ -157,24 +170,31 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   });
 }
 
-void Model::run_epochs(int64_t epochs, int64_t initial_epoch, const dataset::Dataset& train_set,
+void Model::run_epochs(int64_t epochs, ResumePoint from, const dataset::Dataset& train_set,
                        const std::vector<CallbackPtr>& callbacks, const EpochFn& run_epoch) {
   // Each rank counts its own epochs of a dataset the ranks share (data/epoch_counter.h).
   const std::shared_ptr<comm::RankContext> rank = comm::current_rank_shared();
   const int reader = rank ? rank->rank() : dataset::Dataset::kNoReader;
-  if (initial_epoch > 0) train_set.set_epoch(initial_epoch, reader);
+  if (from.epoch > 0 || from.step > 0) train_set.set_epoch(from.epoch, reader);
   RunContext ctx;
   ctx.epochs = epochs;
   ctx.steps_per_epoch = train_set.get_dataset_size();
   ctx.optimizer = optimizer_.get();
+  ctx.network = &net_;
+  ctx.train_dataset = &train_set;
   ctx.global_step = optimizer_->global_step();
-  ctx.epoch = initial_epoch;  // the last epoch done
+  ctx.epoch = from.epoch;  // the last epoch done
+  // Where the run stands (train/resume_point.h): the epoch the next step reads, and its steps done.
+  ctx.dataset_epoch = train_set.epoch(reader);
+  ctx.step_in_epoch = from.step;
   for (auto& cb : callbacks) cb->on_train_begin(ctx);
-  for (int64_t e = initial_epoch; e < epochs; ++e) {
+  for (int64_t e = from.epoch; e < epochs; ++e) {
     ctx.epoch = e + 1;
-    ctx.step_in_epoch = 0;
+    ctx.dataset_epoch = train_set.epoch(reader);
+    ctx.step_in_epoch = e == from.epoch ? from.step : 0;
     for (auto& cb : callbacks) cb->on_epoch_begin(ctx);
     dataset::BatchIterator it = train_set.next_epoch(reader);
+    it.skip(ctx.step_in_epoch);
     run_epoch(it, [&](float loss) {
       // The callbacks run as the training rank (its log lines are labelled by it) even when
       // the step ends on a runtime thread.

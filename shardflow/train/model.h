@@ -41,6 +41,7 @@
 #include <shardflow/train/optimizer.h>
 #include <shardflow/train/pipeline_cell.h>
 #include <shardflow/train/pipeline_step.h>
+#include <shardflow/train/resume_point.h>
 #include <shardflow/train/semi_auto_step.h>
 #include <shardflow/train/value_and_grad.h>
 
@@ -86,12 +87,27 @@ class Model {
   /// independent run goes on counting: call set_epoch(0) on it (or build it anew) first.
   void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks = {},
              int64_t initial_epoch = 0);
+  /// Trains from `from`, which may lie within an epoch (train/resume_point.h): the rest of
+  /// dataset epoch from.epoch (its first from.step batches skipped, not read), then epochs
+  /// from.epoch+2 .. `epochs`, so that a run resumed at the point a callback captured
+  /// (train/training_state.h) walks exactly the batches the uninterrupted run walked next.
+  /// from = {e, 0} is train(epochs, train_set, callbacks, e): the dataset is positioned at
+  /// from.epoch when from is not {0, 0}. The callbacks see the resumed epoch as from.epoch + 1:
+  /// on_train_begin and on_epoch_begin with step_in_epoch = from.step, then on_step_end from
+  /// step from.step + 1 on, as in the uninterrupted run. Throws InvalidArgument, before any
+  /// step, for from.epoch outside [0, epochs) or from.step outside [0, steps per epoch).
+  ///
+  ///   model.train(2, data, callbacks, sf::restore_training_state(model, data, state));
+  void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
+             ResumePoint from);
   /// Fraction of rows whose argmax of the network output equals the label. In semi-auto and
   /// auto parallel mode a collective: every rank calls it, on its thread, with the same data.
   double eval_accuracy(const dataset::Dataset& eval_set);
 
   /// The optimizer that updates the parameters.
   nn::Optimizer& optimizer() { return *optimizer_; }
+  /// The network it trains (for a pipeline, the whole network of the PipelineCell).
+  nn::Cell& network() { return net_; }
   /// The training program of the last step (its graph is the IR to print, its runtime the trace).
   Program* train_program() { return semi_ ? &semi_->last()->program : train_step_.last(); }
   /// Semi-auto parallel: the last step's global graph, sharding and local graph (else nullptr).
@@ -104,7 +120,7 @@ class Model {
   /// batches and calls step_done(loss) after each step (on whichever thread runs the step).
   using StepDone = std::function<void(float loss)>;
   using EpochFn = std::function<void(dataset::BatchIterator& it, const StepDone& step_done)>;
-  void run_epochs(int64_t epochs, int64_t initial_epoch, const dataset::Dataset& train_set,
+  void run_epochs(int64_t epochs, ResumePoint from, const dataset::Dataset& train_set,
                   const std::vector<CallbackPtr>& callbacks, const EpochFn& run_epoch);
 
   nn::Cell& net_;
