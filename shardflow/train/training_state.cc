@@ -9,6 +9,7 @@
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/parallel/context.h>
 #include <shardflow/train/load_param_into_net.h>
 #include <shardflow/train/parameter.h>
 
@@ -138,6 +139,15 @@ ResumePoint restore_training_state(Model& model, const dataset::Dataset& train_s
   nn::Optimizer& optimizer = model.optimizer();
   nn::Cell& net = model.network();
   // Every check first: a refused restore changes nothing.
+  // Semi-auto and auto parallel shard the parameters when the first step is built, generating
+  // each block anew from its initializer (Parameter::shard): values written before would be lost.
+  const ParallelMode mode = get_auto_parallel_context().parallel_mode;
+  if ((mode == ParallelMode::kSemiAutoParallel || mode == ParallelMode::kAutoParallel) && !model.pipeline_step())
+    for (const Parameter& p : optimizer.parameters())
+      SF_ENFORCE(p.sharded(), InvalidArgument,
+                 "{}: cannot be restored into a {} model before its first step (its parameters, '{}' first, are "
+                 "sharded and generated anew then); not supported yet",
+                 source, parallel_mode_name(mode), brief_text(p.name(), 80));
   SF_ENFORCE(scalar<int>(s, source, {"version"}) == kVersion, InvalidArgument, "{}: version {} (this build reads {})",
              source, s["version"].dump(), kVersion);
   check_optimizer(s, optimizer, source);

@@ -53,6 +53,7 @@ dataset::Dataset bn_rows(int shards = 1, int shard = 0, uint64_t shuffle_seed = 
 using MakeOpt = std::shared_ptr<nn::Optimizer> (*)(const ParameterList&);
 std::shared_ptr<nn::Optimizer> adam(const ParameterList& p) { return std::make_shared<nn::Adam>(p, 0.01f); }
 std::shared_ptr<nn::Optimizer> momentum(const ParameterList& p) { return std::make_shared<nn::Momentum>(p, 0.02f, 0.9f); }
+std::shared_ptr<nn::Optimizer> sgd(const ParameterList& p) { return std::make_shared<nn::SGD>(p, 0.05f); }
 
 // Captures the state once, when the run stands at `at` after a step.
 struct CaptureAt : Callback {
@@ -113,7 +114,7 @@ std::vector<T> tail(const std::vector<T>& v, size_t from) {
 }
 
 TEST(TrainingState, ResumingWithinAnEpochContinuesBitwiseEqualStandAlone) {
-  for (MakeOpt make_opt : {adam, momentum}) {
+  for (MakeOpt make_opt : {adam, momentum, sgd}) {  // sgd: the update compiled into the graph
     const Outcome full = uninterrupted(make_opt, 2, {1, 17});
     ASSERT_TRUE(full.state.has_value());
     EXPECT_EQ(full.state->resume_point(), (ResumePoint{1, 17}));
@@ -233,7 +234,7 @@ TEST(TrainingState, EveryHookSeesWhereTheRunStands) {
 
 TEST(TrainingState, DataParallelResumingWithinAnEpochContinuesBitwiseEqual) {
   ParallelContextGuard guard({.parallel_mode = ParallelMode::kDataParallel, .gradients_mean = true});
-  for (MakeOpt make_opt : {adam, momentum}) {
+  for (MakeOpt make_opt : {adam, momentum, sgd}) {
     std::vector<Outcome> full(2), rest(2);
     run_world(2, Wire::kInproc, [&](int rank) { full[rank] = uninterrupted(make_opt, 2, {1, 17}, 2, rank); });
     run_world(2, Wire::kInproc, [&](int rank) {
@@ -328,6 +329,24 @@ TEST(TrainingState, RestoresFromAnotherOptimizerDatasetOrNetworkAreRefused) {
   }
   EXPECT_THAT([] { capture_training_state(RunContext{}); },
               ThrowsMessage<InvalidArgument>(HasSubstr("capture from a callback of Model::train")));
+  set_seed(0);
+}
+
+// Semi-auto parallel generates the parameter blocks at the first step: a restore before it would
+// be lost, and is refused.
+TEST(TrainingState, ASemiAutoModelBeforeItsFirstStepIsRefused) {
+  const Outcome full = uninterrupted(momentum, 1, {0, 5});
+  ASSERT_TRUE(full.state.has_value());
+  ParallelContextGuard guard({.parallel_mode = ParallelMode::kSemiAutoParallel});
+  run_world(2, Wire::kInproc, [&](int) {
+    set_seed(77);
+    auto net = std::make_shared<nn::SequentialCell>(std::vector<nn::CellPtr>{
+        std::make_shared<nn::Dense>(kFeatures, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Dense>(8, 3)});
+    Model model(*net, std::make_shared<nn::CrossEntropyLoss>(), momentum(net->trainable_params()));
+    EXPECT_THAT([&] { restore_training_state(model, bn_rows(), *full.state); },
+                ThrowsMessage<InvalidArgument>(HasSubstr("cannot be restored into a semi_auto_parallel model before "
+                                                         "its first step (its parameters, '0.weight' first")));
+  });
   set_seed(0);
 }
 
