@@ -242,16 +242,24 @@ TEST(CheckpointDirCommit, ASaveKilledAtRandomMomentsLeavesTheLastCommittedStepLo
         _exit(3);
       }
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 20000)(rng)));
+    // The first child is let commit one step (so the test does not depend on the disk's
+    // speed), then each is killed at a random moment of its saves.
+    for (int waited = 0; kill == 0 && ckpt::list_steps(dir).committed.back() == 0 && waited < 1000; ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 100000)(rng)));
     ::kill(child, SIGKILL);
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFSIGNALED(status)) << "kill " << kill;
+    // `latest` names a committed step no older than before, and every committed step is whole.
     ckpt::CheckpointReader reader(dir);
     ASSERT_GE(reader.step(), last) << "kill " << kill;
     last = reader.step();
-    ASSERT_NO_THROW(reader.verify_all()) << "kill " << kill << " step " << last;
-    ASSERT_TRUE(bitwise_equal(reader.read_whole("w"), seeded({4, 6}, DType::kF32, static_cast<uint64_t>(last) * 2)));
+    for (int64_t s : ckpt::list_steps(dir).committed) {
+      ckpt::CheckpointReader step(dir + "/" + ckpt::step_dir_name(s));
+      ASSERT_NO_THROW(step.verify_all()) << "kill " << kill << " step " << s;
+      ASSERT_TRUE(bitwise_equal(step.read_whole("w"), seeded({4, 6}, DType::kF32, static_cast<uint64_t>(s) * 2)));
+    }
   }
   EXPECT_GT(last, 0) << "no save ever committed";
 }
