@@ -37,5 +37,6 @@
 #include <shardflow/train/pipeline_cell.h>
 #include <shardflow/train/rank_log.h>
 #include <shardflow/train/save_graphs.h>
+#include <shardflow/train/training_checkpoint.h>
 #include <shardflow/train/training_state.h>
 #include <shardflow/train/value_and_grad.h>

@@ -31,13 +31,17 @@ std::vector<ShardedTensor> optimizer_tensors(nn::Optimizer& optimizer) {
   std::vector<ShardedTensor> out;
   const ParameterList& params = optimizer.parameters();
   for (const Parameter& p : params) out.push_back(block_of(p.name(), p, p.value()));
-  for (auto& [name, t] : optimizer.state()) {
-    const Parameter* p = owner_of(name, params);
-    out.push_back(p ? block_of(name, *p, t) : ShardedTensor::whole(name, t));
-  }
+  for (auto& [name, t] : optimizer.state()) out.push_back(parameter_block(name, t, params));
   out.push_back(ShardedTensor::whole(
       kGlobalStep, Tensor::from_vector({}, std::vector<int32_t>{static_cast<int32_t>(optimizer.global_step())})));
   return out;
+}
+
+ShardedTensor parameter_block(const std::string& name, const Tensor& value, const ParameterList& params) {
+  for (const Parameter& p : params)
+    if (p.name() == name) return block_of(name, p, value);
+  const Parameter* p = owner_of(name, params);
+  return p ? block_of(name, *p, value) : ShardedTensor::whole(name, value);
 }
 
 void load_optimizer_tensors(CheckpointReader& ckpt, nn::Optimizer& optimizer) {

@@ -32,6 +32,11 @@ namespace sf::ckpt {
 /// tensors share the optimizer's storage: save them before the next step changes them.
 std::vector<ShardedTensor> optimizer_tensors(nn::Optimizer& optimizer);
 
+/// `value` named `name` as this rank holds it: a parameter of `params` (by name) or an
+/// optimizer state tensor of one ("<kind>.<parameter name>", of its shape) is that parameter's
+/// block; anything else is held whole. optimizer_tensors() describes each of its tensors so.
+ShardedTensor parameter_block(const std::string& name, const Tensor& value, const ParameterList& params);
+
 /// Loads every tensor optimizer_tensors() lists from `ckpt` into the optimizer, resharded to
 /// this rank's blocks, and sets its global step; all or nothing. Throws (before changing
 /// anything) InvalidArgument listing the tensors the checkpoint lacks or holds with another
