@@ -9,6 +9,8 @@
 //   sfrun -n 8 ./build/examples/data_parallel                  # 8 processes
 //   mpirun -np 8 ./build/examples/data_parallel                # 8 processes, mpi transport
 //   ./build/examples/data_parallel --devices 8 --api model     # Model.train instead of the loop
+//   ./build/examples/data_parallel --devices 2 --api model --checkpoint-dir run --save-every 30
+//   ./build/examples/data_parallel --devices 2 --api model --resume run   # continues from run's latest step
 //
 // Any number of devices, 1 included: each reads its shard of the training set (the rows
 // i = rank mod devices), so N devices with --batch B train on the 1-device run's global batch of
@@ -75,7 +77,8 @@ class Network : public nn::Cell {
 };
 
 // One rank's training: the seed's loop, or Model.train. Returns the test accuracy.
-double train(const Options& o, const ex::CommonOptions& c) {
+double train(const Options& o, const ex::Example& example) {
+  const ex::CommonOptions& c = example.common();
   ds::Dataset data_set = create_dataset(c, o.batch);
   Network net;
   auto loss_fn = std::make_shared<nn::CrossEntropyLoss>();
@@ -84,7 +87,9 @@ double train(const Options& o, const ex::CommonOptions& c) {
   if (o.api == "model") {
     // Model.train reduces the gradients itself, in buckets, while backward runs.
     sf::Model model(net, loss_fn, optimizer);
-    model.train(c.epochs, data_set, {std::make_shared<sf::LossMonitor>(c.print_every)});
+    std::vector<sf::CallbackPtr> callbacks{std::make_shared<sf::LossMonitor>(c.print_every)};
+    const sf::ResumePoint from = example.checkpointing(model, data_set, callbacks);
+    model.train(c.epochs, data_set, callbacks, from);
     return model.eval_accuracy(create_test_dataset(c));
   }
 
@@ -117,7 +122,7 @@ double train(const Options& o, const ex::CommonOptions& c) {
 int main(int argc, char** argv) {
   Options o;
   ex::Example example("Data parallel training of seed 004's network on Fashion-MNIST",
-                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery | ex::kCheckpoint);
   example.common().print_every = 50;
   CLI::App& app = example.cli();
   app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
@@ -126,6 +131,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
   const ex::CommonOptions& c = example.common();
   example.prepare = [&](const sf::comm::JobSpec&) {
+    SF_ENFORCE(o.api == "model" || (c.checkpoint_dir.empty() && c.resume.empty()), InvalidArgument,
+               "--checkpoint-dir and --resume need --api model (the seed's loop does not checkpoint)");
     ds::Dataset::check_mnist(c.data_dir, "train");
     ds::Dataset::check_mnist(c.data_dir, "test");
     return ex::Next::kJoin;
@@ -134,7 +141,7 @@ int main(int argc, char** argv) {
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kDataParallel, .gradients_mean = true});
     sf::set_seed(1);
     sf::comm::run_ranks([&] {
-      const double accuracy = train(o, c);
+      const double accuracy = train(o, example);
       sf::log_line(fmt::format("test accuracy: {:.4f}", accuracy));
       if (example.several() && sf::comm::get_rank() == 0)
         sf::write_line(std::cout, fmt::format("{} devices, global batch {}: test accuracy: {:.4f} (logs in {})",

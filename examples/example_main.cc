@@ -1,6 +1,7 @@
 #include "examples/example_main.h"
 
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
 #include <shardflow/comm/bootstrap/init.h>
@@ -8,6 +9,7 @@
 #include <shardflow/core/error.h>
 #include <shardflow/train/log_sink.h>
 #include <shardflow/train/rank_log.h>
+#include <shardflow/train/training_checkpoint.h>
 
 namespace sf::examples {
 
@@ -32,6 +34,20 @@ int Example::main(int argc, char** argv) {
     app_.add_option("--log-dir", common_.log_dir, "per-rank logs when this process holds several devices");
     app_.add_option("--log-ranks", common_.log_ranks, "which devices of this process print: rank0, all or files");
   }
+  std::string resume_refused;  // --resume of an example that does not resume
+  if (common_flags_ & kCheckpoint) {
+    CLI::Option* dir =
+        app_.add_option("--checkpoint-dir", common_.checkpoint_dir, "save the training state under DIR/step_<n>");
+    app_.add_option("--save-every", common_.save_every, "steps between checkpoints (0: at the end only)")
+        ->check(cli::kNonNegative)
+        ->needs(dir);
+    app_.add_option("--keep", common_.keep, "keep the newest K checkpoints (0: all)")
+        ->check(cli::kNonNegative)
+        ->needs(dir);
+    app_.add_option("--resume", common_.resume, "continue from checkpoint DIR (its latest step) or DIR/step_<n>");
+  } else {
+    app_.add_option("--resume", resume_refused, "not supported by this example yet");
+  }
   try {
     comm::JobSpec job;
     LogRanks log_ranks = LogRanks::kRank0;
@@ -39,6 +55,10 @@ int Example::main(int argc, char** argv) {
       job = comm::resolve_job(comm::consume_comm_args(argc, argv), comm::process_env());
       app_.parse(argc, argv);
       log_ranks = parse_log_ranks(common_.log_ranks);
+      SF_ENFORCE(resume_refused.empty(), InvalidArgument,
+                 "--resume: {} cannot resume from a checkpoint yet (data_parallel --api model and fashion_mnist_mlp "
+                 "can)",
+                 std::filesystem::path(argv[0]).filename().string());
     } catch (const CLI::CallForHelp& e) {
       return app_.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
@@ -62,6 +82,13 @@ int Example::main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << std::endl;
     return 1;
   }
+}
+
+ResumePoint Example::checkpointing(Model& model, const dataset::Dataset& train_set,
+                                   std::vector<CallbackPtr>& callbacks) const {
+  if (!common_.checkpoint_dir.empty())
+    callbacks.push_back(std::make_shared<CheckpointDir>(common_.checkpoint_dir, common_.save_every, common_.keep));
+  return common_.resume.empty() ? ResumePoint{} : resume_from(model, train_set, common_.resume);
 }
 
 dataset::Dataset take_steps(const dataset::Dataset& rows, int64_t steps, int64_t batch) {

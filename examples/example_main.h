@@ -27,6 +27,9 @@
 
 #include <shardflow/comm/bootstrap/job_spec.h>
 #include <shardflow/data/dataset.h>
+#include <shardflow/train/callback.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/resume_point.h>
 
 namespace sf::examples {
 
@@ -44,6 +47,14 @@ struct CommonOptions {
   // (train/log_sink.h: LossMonitor and TimeMonitor without a stream, sf::log_line) reach
   // stdout; set with the job directory before the ranks start.
   std::string log_ranks = "rank0";
+  // Checkpointing a Model::train run (train/training_checkpoint.h; docs/checkpoint_format.md,
+  // "Resuming"): --checkpoint-dir DIR saves the whole training state every --save-every steps
+  // (0: at the end only) keeping the newest --keep steps (0: all); --resume DIR (its latest
+  // step) or DIR/step_<n> continues a run from a checkpoint.
+  std::string checkpoint_dir;
+  int64_t save_every = 0;
+  int keep = 0;
+  std::string resume;
 };
 
 enum Common : unsigned {
@@ -52,6 +63,9 @@ enum Common : unsigned {
   kEpochs = 1u << 2,
   kSteps = 1u << 3,
   kPrintEvery = 1u << 4,
+  // --checkpoint-dir, --save-every, --keep, --resume (Example::checkpointing). Without it,
+  // --resume is refused naming the example.
+  kCheckpoint = 1u << 5,
 };
 
 // What prepare decided: join the job and train, or stop without one (a dry run's plan).
@@ -79,6 +93,11 @@ class Example {
   const std::string& job_dir() const { return job_dir_; }
   // "<job_dir>/rank.*/stdout" or "stdout": where the ranks' loss lines are, for a summary line.
   std::string logs_where() const;
+  // With kCheckpoint, on each rank before Model::train: adds a CheckpointDir to `callbacks`
+  // when --checkpoint-dir is given, restores --resume's checkpoint into `model` when given, and
+  // returns the point to train from ({0, 0} without --resume).
+  ResumePoint checkpointing(Model& model, const dataset::Dataset& train_set,
+                            std::vector<CallbackPtr>& callbacks) const;
 
  private:
   CLI::App app_;

@@ -3,6 +3,8 @@
 // Preprocessing as the PyTorch reference (pixels / 255, PyTorch-style default init).
 //
 //   ./build/examples/fashion_mnist_mlp [--epochs 1] [--batch 32] [--threads 1] [--trace run.trace.json]
+//   ./build/examples/fashion_mnist_mlp --epochs 2 --checkpoint-dir run --save-every 1000 --keep 2
+//   ./build/examples/fashion_mnist_mlp --epochs 2 --resume run    # continues from run's latest step
 //
 // It is the 1-device reference: --devices N other than 1 is refused (data_parallel trains this
 // network on N devices).
@@ -26,7 +28,7 @@ struct Options {
   std::string optimizer = "sgd";
   int threads = 1;
   uint64_t seed = 0;
-  std::string trace, dump_ir, checkpoint_dir;
+  std::string trace, dump_ir;
 };
 
 sf::dataset::Dataset load(const Options& o, const ex::CommonOptions& c, const std::string& usage, bool shuffle) {
@@ -38,7 +40,8 @@ sf::dataset::Dataset load(const Options& o, const ex::CommonOptions& c, const st
   return ds.batch(o.batch, shuffle);
 }
 
-void run(const Options& o, const ex::CommonOptions& c) {
+void run(const Options& o, const ex::Example& example) {
+  const ex::CommonOptions& c = example.common();
   sf::set_seed(o.seed);
   auto train_set = load(o, c, "train", true);
   auto test_set = load(o, c, "test", false);
@@ -48,12 +51,11 @@ void run(const Options& o, const ex::CommonOptions& c) {
                   {.threads = o.threads, .trace = !o.trace.empty()});
   std::vector<sf::CallbackPtr> callbacks{std::make_shared<sf::LossMonitor>(c.print_every),
                                          std::make_shared<sf::TimeMonitor>()};
-  if (!o.checkpoint_dir.empty())
-    callbacks.push_back(std::make_shared<sf::ModelCheckpoint>("fashion_mnist_mlp", o.checkpoint_dir));
+  const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
   std::cout << fmt::format("shardflow: MLP 784-512-512-10, {} lr {}, batch {}, {} epoch(s), 1 device, {} actor "
                            "thread(s), BLAS: {}\n",
                            o.optimizer, o.lr, o.batch, c.epochs, o.threads, sf::blas_config());
-  model.train(c.epochs, train_set, callbacks);
+  model.train(c.epochs, train_set, callbacks, from);
   double acc = model.eval_accuracy(test_set);
   std::cout << fmt::format("test accuracy: {:.4f}", acc) << std::endl;
   if (!o.trace.empty()) {
@@ -71,7 +73,7 @@ void run(const Options& o, const ex::CommonOptions& c) {
 int main(int argc, char** argv) {
   Options o;
   ex::Example example("Train the seed MLP on Fashion-MNIST with shardflow's actor runtime",
-                      ex::kDataDir | ex::kEpochs | ex::kPrintEvery);
+                      ex::kDataDir | ex::kEpochs | ex::kPrintEvery | ex::kCheckpoint);
   example.common().print_every = 100;
   CLI::App& app = example.cli();
   app.add_option("--batch", o.batch, "batch size")->check(sf::cli::kPositive);
@@ -81,7 +83,6 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of initialisation and shuffling");
   app.add_option("--trace", o.trace, "write a Chrome/Perfetto trace of the last program's actor events");
   app.add_option("--dump-ir", o.dump_ir, "write the training graph's IR");
-  app.add_option("--checkpoint-dir", o.checkpoint_dir, "save a checkpoint after each epoch");
   example.prepare = [&](const sf::comm::JobSpec& job) {
     SF_ENFORCE(job.size == 1, InvalidArgument,
                "fashion_mnist_mlp trains on 1 device, not {}: it is the 1-device reference (data_parallel --devices "
@@ -89,6 +90,6 @@ int main(int argc, char** argv) {
                job.size, job.size, job.size);
     return ex::Next::kJoin;
   };
-  example.run = [&] { run(o, example.common()); };
+  example.run = [&] { run(o, example); };
   return example.main(argc, argv);
 }
