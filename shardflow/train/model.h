@@ -98,6 +98,8 @@ class Model {
   /// step, for from.epoch outside [0, epochs) or from.step outside [0, steps per epoch).
   ///
   ///   model.train(2, data, callbacks, sf::restore_training_state(model, data, state));
+  ///   model.train(2, data, callbacks, sf::resume_from(model, data, "run"));  // a checkpoint
+  ///                                   // directory saved by sf::CheckpointDir (train/training_checkpoint.h)
   void train(int64_t epochs, const dataset::Dataset& train_set, const std::vector<CallbackPtr>& callbacks,
              ResumePoint from);
   /// Fraction of rows whose argmax of the network output equals the label. In semi-auto and
