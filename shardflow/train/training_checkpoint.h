@@ -40,7 +40,7 @@
 
 namespace sf {
 
-/// Saves the rank's whole training state to DIR/step_<global step> (see the file comment)
+/// Saves the rank's whole training state to `DIR/step_N` (N the global step) (see the file comment)
 /// every `save_every` global steps and after the last step, keeping the newest `keep` steps.
 class CheckpointDir : public Callback {
  public:
@@ -65,7 +65,7 @@ class CheckpointDir : public Callback {
   std::vector<int64_t> saved_;
 };
 
-/// Restores the committed checkpoint `path` names (DIR: its latest step; or DIR/step_<n>) into
+/// Restores the committed checkpoint `path` names (`DIR`: its latest step; or `DIR/step_N`) into
 /// `model` and this rank's position in `train_set`, and returns the point to pass to
 /// Model::train. All or nothing; refused with one line naming the checkpoint and the item: an
 /// incomplete or bad checkpoint (ckpt::CheckpointReader), a network or optimizer that does not
