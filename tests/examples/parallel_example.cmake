@@ -9,13 +9,7 @@
 #                           with LOG_DIR, else its output) is within this many millionths of the
 #                           1-device run's, as many lines of each; then the test accuracy is
 #                           compared only when the 1-device run prints one
-function(run out_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 280)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "exit ${rc}: ${ARGN}\n${out}${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 
 # "0.4214" -> 4214 (the examples print 4 decimals).
 function(ten_thousandths out_var text)

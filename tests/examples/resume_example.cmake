@@ -6,13 +6,7 @@
 #   -DFULL=cmd;args     the uninterrupted run (it may save the checkpoint itself)
 #   -DRESUME=cmd;args   the run resumed from the checkpoint
 #   -DLINES=n           how many loss lines the resumed run prints
-function(run out_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 280)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "exit ${rc}: ${ARGN}\n${out}${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 
 file(REMOVE_RECURSE ${CKPT})
 if(FIRST)
