@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "examples/example_main.h"
+#include "examples/seed001_net.h"
 #include "examples/strategy_options.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/ops/blas.h>
@@ -39,6 +40,7 @@ namespace {
 namespace ds = sf::dataset;
 namespace nn = sf::nn;
 namespace ex = sf::examples;
+using seed001::Network;
 
 struct Options {
   std::string api = "functional";  // the seed's loop, or "model" (Model.train)
@@ -58,30 +60,6 @@ ds::Dataset create_dataset(const ex::CommonOptions& c, int64_t batch_size, const
   dataset = dataset.map({ds::TypeCast(sf::DType::kI32)}, "label");
   return dataset.batch(batch_size);
 }
-
-// The seed's Network: Flatten, then three MatMuls without bias, ReLU between them.
-class Network : public nn::Cell {
- public:
-  sf::Parameter& fc1_weight = register_parameter("fc1_weight", {28 * 28, 512}, "normal");
-  sf::Parameter& fc2_weight = register_parameter("fc2_weight", {512, 512}, "normal");
-  sf::Parameter& fc3_weight = register_parameter("fc3_weight", {512, 10}, "normal");
-  sf::Primitive& flatten = register_primitive("flatten", "Flatten");
-  sf::Primitive& matmul1 = register_primitive("matmul1", "MatMul");
-  sf::Primitive& relu1 = register_primitive("relu1", "ReLU");
-  sf::Primitive& matmul2 = register_primitive("matmul2", "MatMul");
-  sf::Primitive& relu2 = register_primitive("relu2", "ReLU");
-  sf::Primitive& matmul3 = register_primitive("matmul3", "MatMul");
-
-  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
-    x = flatten(b, {x});
-    x = matmul1(b, {x, param(b, fc1_weight)});
-    x = relu1(b, {x});
-    x = matmul2(b, {x, param(b, fc2_weight)});
-    x = relu2(b, {x});
-    sf::Value logits = matmul3(b, {x, param(b, fc3_weight)});
-    return logits;
-  }
-};
 
 // The largest power of two that divides `devices`, up to the seed's 8: the devices the seed's
 // strategies are derived over (see the header comment).

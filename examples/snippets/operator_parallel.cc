@@ -1,34 +1,16 @@
-// Seed 001's network sharded on 8 devices, as the README and docs/operator_parallel.md show
-// it: the README's strategies (region seed001), and docs/operator_parallel.md's network and
-// strategies with an out_strategy (regions network, semi_auto). Each trains a few steps of
-// synthetic 28x28 images on every rank. Run with --devices 8, or 8 ranks under sfrun or mpirun.
+// Seed 001's network (examples/seed001_net.h) sharded on 8 devices, as the README and
+// docs/operator_parallel.md show it: the README's strategies (region seed001), and
+// docs/operator_parallel.md's strategies with an out_strategy (region semi_auto). Each trains a
+// few steps of synthetic 28x28 images on every rank. Run with --devices 8, or 8 ranks under sfrun or mpirun.
 #include <iostream>
 
 #include <shardflow/shardflow.h>
 
+#include "examples/seed001_net.h"
+
 namespace {
 
-// [network]
-class Network : public sf::nn::Cell {
- public:
-  sf::Parameter& fc1_weight = register_parameter("fc1_weight", {784, 512}, "normal");
-  sf::Parameter& fc2_weight = register_parameter("fc2_weight", {512, 512}, "normal");
-  sf::Parameter& fc3_weight = register_parameter("fc3_weight", {512, 10}, "normal");
-  sf::Primitive& flatten = register_primitive("flatten", "Flatten");
-  sf::Primitive& matmul1 = register_primitive("matmul1", "MatMul");
-  sf::Primitive& relu1 = register_primitive("relu1", "ReLU");
-  sf::Primitive& matmul2 = register_primitive("matmul2", "MatMul");
-  sf::Primitive& relu2 = register_primitive("relu2", "ReLU");
-  sf::Primitive& matmul3 = register_primitive("matmul3", "MatMul");
-
-  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
-    x = flatten(b, {x});
-    x = relu1(b, {matmul1(b, {x, param(b, fc1_weight)})});
-    x = relu2(b, {matmul2(b, {x, param(b, fc2_weight)})});
-    return matmul3(b, {x, param(b, fc3_weight)});
-  }
-};
-// [network]
+using seed001::Network;
 
 // 64 images of 28x28 and their labels, in batches of 32: the same on every rank.
 sf::dataset::Dataset images() {
