@@ -250,7 +250,8 @@ Manifest parse_manifest(const std::string& source, const std::string& where) {
   } catch (const Error& e) {  // a shape whose size overflows, from the shape arithmetic
     SF_THROW(IoError, "{} is malformed: {}", where, e.what());
   } catch (const json::exception& e) {
-    SF_THROW(IoError, "{} is malformed: {}", where, e.what());
+    // The parser's message quotes the bytes it stopped at: escaped and cut, never dumped.
+    SF_THROW(IoError, "{} is malformed: {}", where, brief_text(e.what(), 200));
   }
   return m;
 }
