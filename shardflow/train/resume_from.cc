@@ -1,93 +1,23 @@
-#include <shardflow/train/training_checkpoint.h>
+#include <shardflow/train/resume_from.h>
 
 #include <fmt/format.h>
 
 #include <set>
-#include <utility>
 
-#include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/context.h>
 #include <shardflow/train/checkpoint/optimizer_tensors.h>
 #include <shardflow/train/checkpoint/reader.h>
-#include <shardflow/train/checkpoint/save.h>
+#include <shardflow/train/rank_local_tensors.h>
 #include <shardflow/train/training_state.h>
 
 namespace sf {
 
-namespace {
-
-constexpr const char* kRankLocal = "rank_local.";
-
-struct Rank {
-  int rank = 0;
-  int ranks = 1;
-};
-Rank this_rank() {
-  const comm::RankContext* r = comm::current_rank_or_null();
-  return r ? Rank{r->rank(), r->size()} : Rank{};
-}
-
-// The parameters the optimizer does not step: each rank's own in data parallel (BatchNorm's
-// moving statistics are updated from the rank's batches only).
-std::set<std::string> unstepped(nn::Cell& net, nn::Optimizer& optimizer) {
-  std::set<std::string> stepped, out;
-  for (const Parameter& p : optimizer.parameters()) stepped.insert(p.name());
-  for (const Parameter& p : net.get_parameters())
-    if (!stepped.count(p.name())) out.insert(p.name());
-  return out;
-}
-
-// Rank r's copy of `t` as row r of a tensor of shape (ranks, t's shape).
-ckpt::ShardedTensor rank_row(const std::string& name, const Tensor& t, Rank r) {
-  Shape row{1}, global{r.ranks};
-  std::vector<int64_t> offset{r.rank};
-  for (int64_t d : t.shape()) {
-    row.push_back(d);
-    global.push_back(d);
-    offset.push_back(0);
-  }
-  return ckpt::ShardedTensor::block(kRankLocal + name, t.view(row), global, offset);
-}
-
-}  // namespace
-
-CheckpointDir::CheckpointDir(std::string dir, int64_t save_every, int keep)
-    : dir_(std::move(dir)), save_every_(save_every), keep_(keep) {
-  SF_ENFORCE(!dir_.empty(), InvalidArgument, "CheckpointDir: the checkpoint directory must not be empty");
-  SF_ENFORCE(save_every_ >= 0, InvalidArgument, "CheckpointDir: save_every must be >= 0, got {}", save_every_);
-  SF_ENFORCE(keep_ >= 0, InvalidArgument, "CheckpointDir: keep must be >= 0, got {}", keep_);
-}
-
-void CheckpointDir::on_train_begin(const RunContext& ctx) { last_ = ctx.global_step; }
-
-void CheckpointDir::on_step_end(const RunContext& ctx) {
-  if (save_every_ > 0 && ctx.global_step % save_every_ == 0) save(ctx);
-}
-
-void CheckpointDir::on_train_end(const RunContext& ctx) {
-  if (ctx.global_step != last_) save(ctx);
-}
-
-void CheckpointDir::save(const RunContext& ctx) {
-  const TrainingState state = capture_training_state(ctx);
-  const ParameterList params = ctx.network->get_parameters();
-  const Rank r = this_rank();
-  const std::set<std::string> own = r.ranks > 1 ? unstepped(*ctx.network, *ctx.optimizer) : std::set<std::string>{};
-  std::vector<ckpt::ShardedTensor> tensors;
-  for (const auto& [name, t] : state.tensors) {
-    tensors.push_back(ckpt::parameter_block(name, t, params));
-    if (own.count(name)) tensors.push_back(rank_row(name, t, r));
-  }
-  ckpt::save_checkpoint_dir(dir_, tensors,
-                            {.step = ctx.global_step,
-                             .parallel_mode = std::string(parallel_mode_name(get_auto_parallel_context().parallel_mode)),
-                             .state = state.scalars,
-                             .rank_state = state.scalars,
-                             .keep = keep_});
-  last_ = ctx.global_step;
-  saved_.push_back(ctx.global_step);
-}
+using detail::kRankLocal;
+using detail::Rank;
+using detail::rank_row;
+using detail::this_rank;
+using detail::unstepped;
 
 namespace {
 
