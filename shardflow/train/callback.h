@@ -24,6 +24,8 @@ class Dataset;
 
 namespace sf {
 
+class Model;
+
 /// Where training stands, as each callback sees it (MindSpore's RunContext).
 struct RunContext {
   int64_t epoch = 0;                   ///< 1-based, as MindSpore prints it
@@ -39,6 +41,9 @@ struct RunContext {
   int64_t dataset_epoch = 0;
   nn::Cell* network = nullptr;                      ///< the network trained (MindSpore's train_network)
   const dataset::Dataset* train_dataset = nullptr;  ///< the dataset walked (MindSpore's train_dataset)
+  /// The model training: which parameters this rank holds (Model::held_parameters), its
+  /// pipeline replica (a checkpoint stores each replica's moving statistics).
+  Model* model = nullptr;
 };
 
 /// Called by Model::train around training, each epoch and each step; each hook does nothing

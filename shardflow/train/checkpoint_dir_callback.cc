@@ -12,10 +12,10 @@
 
 namespace sf {
 
-using detail::Rank;
+using detail::local_row;
+using detail::rank_local_names;
 using detail::rank_row;
-using detail::this_rank;
-using detail::unstepped;
+using detail::Row;
 
 CheckpointDir::CheckpointDir(std::string dir, int64_t save_every, int keep)
     : dir_(std::move(dir)), save_every_(save_every), keep_(keep) {
@@ -35,10 +35,11 @@ void CheckpointDir::on_train_end(const RunContext& ctx) {
 }
 
 void CheckpointDir::save(const RunContext& ctx) {
+  SF_ENFORCE(ctx.model, InvalidArgument, "CheckpointDir: a callback of Model::train (its RunContext has no model)");
   const TrainingState state = capture_training_state(ctx);
   const ParameterList params = ctx.network->get_parameters();
-  const Rank r = this_rank();
-  const std::set<std::string> own = r.ranks > 1 ? unstepped(*ctx.network, *ctx.optimizer) : std::set<std::string>{};
+  const Row r = local_row(*ctx.model);
+  const std::set<std::string> own = rank_local_names(*ctx.model);
   std::vector<ckpt::ShardedTensor> tensors;
   for (const auto& [name, t] : state.tensors) {
     tensors.push_back(ckpt::parameter_block(name, t, params));

@@ -1,6 +1,7 @@
 #include <shardflow/train/model.h>
 
 #include <algorithm>
+#include <set>
 
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
@@ -170,6 +171,45 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
   });
 }
 
+void Model::prepare(const dataset::Dataset& train_set) {
+  if (!semi_ && !pipeline_) return;
+  SF_ENFORCE(train_set.batch_size() > 0, InvalidArgument, "Model::prepare: the dataset is not batched (call batch())");
+  // Any epoch's first batch has the signature the step is built for (a short last batch gets
+  // its own program when it comes).
+  dataset::BatchIterator it = train_set.iterator(0);
+  const std::vector<Tensor>* batch = it.next();
+  SF_ENFORCE(batch != nullptr, InvalidArgument, "Model::prepare: the dataset has no batch");
+  if (semi_) {
+    semi_->get(*batch);
+  } else {
+    pipeline_->prepare(*batch);
+  }
+}
+
+ParameterList Model::held_parameters() {
+  if (!pipeline_) return net_.get_parameters();
+  std::set<std::string> names;
+  if (pipeline_->runtime()) {
+    const auto& read = pipeline_->runtime()->parameter_names();
+    names.insert(read.begin(), read.end());
+  } else {
+    for (const Parameter& p : optimizer_->parameters()) names.insert(p.name());
+  }
+  ParameterList out;
+  for (const Parameter& p : net_.get_parameters())
+    if (names.count(p.name())) out.push_back(p);
+  return out;
+}
+
+std::pair<int, int> Model::replica() const {
+  if (pipeline_) {
+    const pipeline::StageRuntime* rt = pipeline_->runtime();
+    return rt ? std::pair{rt->replica(), pipeline_->replicas()} : std::pair{0, 1};
+  }
+  const comm::RankContext* rank = comm::current_rank_or_null();
+  return rank ? std::pair{rank->rank(), rank->size()} : std::pair{0, 1};
+}
+
 void Model::run_epochs(int64_t epochs, ResumePoint from, const dataset::Dataset& train_set,
                        const std::vector<CallbackPtr>& callbacks, const EpochFn& run_epoch) {
   // Each rank counts its own epochs of a dataset the ranks share (data/epoch_counter.h).
@@ -182,6 +222,7 @@ void Model::run_epochs(int64_t epochs, ResumePoint from, const dataset::Dataset&
   ctx.optimizer = optimizer_.get();
   ctx.network = &net_;
   ctx.train_dataset = &train_set;
+  ctx.model = this;
   ctx.global_step = optimizer_->global_step();
   ctx.epoch = from.epoch;  // the last epoch done
   // Where the run stands (train/resume_point.h): the epoch the next step reads, and its steps done.

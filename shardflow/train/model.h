@@ -106,6 +106,21 @@ class Model {
   /// auto parallel mode a collective: every rank calls it, on its thread, with the same data.
   double eval_accuracy(const dataset::Dataset& eval_set);
 
+  /// Builds the training step for `train_set`'s batches without taking one, so that a saved
+  /// state can be loaded into it (sf::resume_from does): in semi-auto and auto parallel the
+  /// trainable parameters are cut to this rank's blocks, as the first step would (the
+  /// optimizer's state takes their shapes); in pipeline parallel the network is split into
+  /// stages and this rank's parameters are known (held_parameters()). Nothing to do in the other
+  /// modes. In those two modes every rank calls it, as it would take its first step (groups are
+  /// made). Throws InvalidArgument for a dataset that is not batched or has no batch.
+  void prepare(const dataset::Dataset& train_set);
+  /// The parameters this rank holds and keeps current: every parameter of the network, except
+  /// in pipeline parallel, where they are those its stages read (the optimizer's before the
+  /// first step or prepare()); the others are stale copies another rank trains.
+  ParameterList held_parameters();
+  /// Pipeline parallel: this rank's data-parallel replica of its stages and their count
+  /// ({0, 1} before the first step or prepare()); otherwise the rank and the rank count.
+  std::pair<int, int> replica() const;
   /// The optimizer that updates the parameters.
   nn::Optimizer& optimizer() { return *optimizer_; }
   /// The network it trains (for a pipeline, the whole network of the PipelineCell).

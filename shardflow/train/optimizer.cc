@@ -39,9 +39,7 @@ void SGD::update(size_t i, Tensor& param, const Tensor& grad) {
     for (int64_t k = 0; k < n; ++k) p[k] -= lr * (g[k] + wd * p[k]);
     return;
   }
-  // A parameter sharded (semi-auto parallel) after this optimizer was made holds a block: its
-  // state, zero until the first step, takes the block's shape.
-  if (moments_[i].shape() != param.shape()) moments_[i] = Tensor(param.shape());
+  fit_state(i);
   float* v = moments_[i].f32();
   const float mu = momentum_;
   for (int64_t k = 0; k < n; ++k) {
@@ -50,8 +48,16 @@ void SGD::update(size_t i, Tensor& param, const Tensor& grad) {
   }
 }
 
+// A parameter sharded (semi-auto parallel) after this optimizer was made holds a block: its
+// state, zero until the first step, takes the block's shape.
+void SGD::fit_state(size_t i) {
+  const Shape& shape = params_[i].value().shape();
+  if (moments_[i].shape() != shape) moments_[i] = Tensor(shape);
+}
+
 std::vector<std::pair<std::string, Tensor>> SGD::state() {
   std::vector<std::pair<std::string, Tensor>> out;
+  for (size_t i = 0; i < moments_.size(); ++i) fit_state(i);
   for (size_t i = 0; i < moments_.size(); ++i) out.emplace_back("moments." + params_[i].name(), moments_[i]);
   return out;
 }
@@ -77,10 +83,7 @@ Adam::Adam(ParameterList params, float lr, float beta1, float beta2, float eps)
 void Adam::update(size_t i, Tensor& param, const Tensor& grad) {
   float* p = param.f32();
   const float* g = grad.f32();
-  if (m_[i].shape() != param.shape()) {  // sharded after construction, as in SGD::update
-    m_[i] = Tensor(param.shape());
-    v_[i] = Tensor(param.shape());
-  }
+  fit_state(i);
   float* m = m_[i].f32();
   float* v = v_[i].f32();
   const double t = static_cast<double>(global_step_);
@@ -92,8 +95,18 @@ void Adam::update(size_t i, Tensor& param, const Tensor& grad) {
   }
 }
 
+// As SGD::fit_state: a parameter cut to its block after construction.
+void Adam::fit_state(size_t i) {
+  const Shape& shape = params_[i].value().shape();
+  if (m_[i].shape() != shape) {
+    m_[i] = Tensor(shape);
+    v_[i] = Tensor(shape);
+  }
+}
+
 std::vector<std::pair<std::string, Tensor>> Adam::state() {
   std::vector<std::pair<std::string, Tensor>> out;
+  for (size_t i = 0; i < params_.size(); ++i) fit_state(i);
   for (size_t i = 0; i < params_.size(); ++i) {
     out.emplace_back("moment1." + params_[i].name(), m_[i]);
     out.emplace_back("moment2." + params_[i].name(), v_[i]);

@@ -30,6 +30,9 @@ class Optimizer {
   /// The number of steps taken (saved in checkpoints).
   int64_t global_step() const { return global_step_; }
   /// Named state tensors ("moments.fc.weight", ...), saved in checkpoints with the parameters.
+  /// Each has its parameter's current shape: a parameter cut to its block (semi-auto parallel)
+  /// after the optimizer was made has state of the block's shape, zero until its first update,
+  /// so a checkpoint's state loads into it before the first step.
   virtual std::vector<std::pair<std::string, Tensor>> state() { return {}; }
   /// Sets the number of steps taken (a checkpoint being loaded).
   void set_global_step(int64_t s) { global_step_ = s; }
@@ -70,6 +73,7 @@ class SGD : public Optimizer {
 
  private:
   float momentum_, weight_decay_;
+  void fit_state(size_t i);  // moments_[i] of parameters()[i]'s current shape
   std::vector<Tensor> moments_;
 };
 
@@ -95,6 +99,7 @@ class Adam : public Optimizer {
 
  private:
   float beta1_, beta2_, eps_;
+  void fit_state(size_t i);  // m_[i], v_[i] of parameters()[i]'s current shape
   std::vector<Tensor> m_, v_;
 };
 

@@ -132,9 +132,13 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   built_for_ = data.shape();
 }
 
-float PipelineStep::step(const std::vector<Tensor>& batch) {
+void PipelineStep::prepare(const std::vector<Tensor>& batch) {
   SF_ENFORCE(batch.size() == 2, InvalidArgument, "pipeline: a batch is (data, label), got {} columns", batch.size());
   if (!runtime_ || batch[0].shape() != built_for_) build_agreed(batch);
+}
+
+float PipelineStep::step(const std::vector<Tensor>& batch) {
+  prepare(batch);
   const int64_t micro_rows = batch[0].dim(0) / micro_;
   const int64_t local = micro_rows / dp_;
   const int64_t offset = runtime_->replica() * local;

@@ -31,6 +31,10 @@ class PipelineStep {
   /// One step on a batch (data, label); returns the loss (sum over micro-batches).
   float step(const std::vector<Tensor>& batch);
 
+  /// Builds the step for batches of this batch's shape without taking one (Model::prepare):
+  /// the stages are split and this rank's parameters known. A collective, as step() is.
+  void prepare(const std::vector<Tensor>& batch);
+
   /// Gives every rank the current value of each of `params`, from the first stage that reads it
   /// (a collective: all ranks call it with the same list), so that any rank can run the whole
   /// network. Needs a step to have run.

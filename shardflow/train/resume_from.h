@@ -16,10 +16,11 @@ namespace sf {
 
 /// Restores the committed checkpoint `path` names (`DIR`: its latest step; or `DIR/step_N`) into
 /// `model` and this rank's position in `train_set`, and returns the point to pass to
-/// Model::train. All or nothing; refused with one line naming the checkpoint and the item: an
-/// incomplete or bad checkpoint (ckpt::CheckpointReader), a network or optimizer that does not
-/// match (restore_training_state), a dataset position that cannot be mapped, a semi-auto, auto
-/// or pipeline parallel model.
+/// Model::train. In semi-auto, auto and pipeline parallel it first builds the step
+/// (Model::prepare; every rank calls resume_from, as it would take its first step). All or
+/// nothing; refused with one line naming the checkpoint and the item: an incomplete or bad
+/// checkpoint (ckpt::CheckpointReader), a network or optimizer that does not match
+/// (restore_training_state), a dataset position that cannot be mapped.
 ResumePoint resume_from(Model& model, const dataset::Dataset& train_set, const std::string& path);
 
 }  // namespace sf

@@ -18,13 +18,20 @@
 /// (moving statistics) is each rank's own: it is also stored as "rank_local.<name>", of shape
 /// (ranks, ...), row r being rank r's; the plain "<name>" holds rank 0's.
 ///
-/// Resuming on the configuration that saved (the same rank count and dataset) continues
-/// bitwise equal to the uninterrupted run. On another rank count, the dataset position maps
-/// only when the global batch (batch size x shards) and the batches per epoch are the same and
-/// the dataset is not shuffled (a shuffle is per shard): the step count is then the position,
-/// and each rank takes rank 0's moving statistics; anything else is refused, naming the item.
-/// Semi-auto and auto parallel models are refused (their first step generates the parameter
-/// blocks anew, overwriting what a resume loaded), as is pipeline parallel (untested).
+/// Every mode saves and resumes. Semi-auto and auto parallel store each parameter block under
+/// the layout its ops' strategies give it; resume_from builds the step first (Model::prepare),
+/// so that each rank reads only its blocks. In pipeline parallel each rank saves and reads the
+/// parameters its stages hold (Model::held_parameters); the moving statistics of each
+/// data-parallel replica of a stage are that replica's row of "rank_local.<name>".
+///
+/// Resuming on the configuration that saved (the same rank count, mode and dataset) continues
+/// bitwise equal to the uninterrupted run. On another rank count or mode (data parallel, semi-auto
+/// and auto parallel, pipeline stages and 1 device load each other's checkpoints: tensors are
+/// stored by name under their layouts), the dataset position maps only when the global batch
+/// (batch size x shards) and the batches per epoch are the same, and a shuffled dataset only
+/// when its shards are the same (a shuffle is per shard; semi-auto, auto and pipeline parallel
+/// read the whole set on every rank): the step count is then the position, and each rank takes
+/// rank 0's moving statistics; anything else is refused, naming the item.
 ///
 /// Threading: every rank of the job saves (a collective) and resumes, on its own thread.
 #pragma once

@@ -19,7 +19,9 @@ namespace {
 
 constexpr int kVersion = 1;
 
-TrainingState capture(nn::Cell& net, nn::Optimizer& optimizer, const dataset::Dataset& data, ResumePoint at) {
+// `held`: the parameters the rank keeps current (Model::held_parameters).
+TrainingState capture(const ParameterList& held, nn::Optimizer& optimizer, const dataset::Dataset& data,
+                      ResumePoint at) {
   TrainingState s;
   // checkpoint_entries() hands out the live tensors: the state keeps copies, so training may
   // go on while it is written. Parameters the optimizer does not step (BatchNorm's moving
@@ -29,7 +31,7 @@ TrainingState capture(nn::Cell& net, nn::Optimizer& optimizer, const dataset::Da
     names.insert(name);
     s.tensors.emplace_back(name, t.clone());
   }
-  for (const Parameter& p : net.get_parameters())
+  for (const Parameter& p : held)
     if (names.insert(p.name()).second) s.tensors.emplace_back(p.name(), p.value().clone());
 
   nlohmann::json hyper = nlohmann::json::object();
@@ -126,11 +128,12 @@ TrainingState capture_training_state(const RunContext& ctx) {
   SF_ENFORCE(ctx.network && ctx.optimizer && ctx.train_dataset, InvalidArgument,
              "capture_training_state: the RunContext has no network, optimizer or dataset (capture from a callback "
              "of Model::train)");
-  return capture(*ctx.network, *ctx.optimizer, *ctx.train_dataset, resume_point_of(ctx));
+  return capture(ctx.model ? ctx.model->held_parameters() : ctx.network->get_parameters(), *ctx.optimizer,
+                 *ctx.train_dataset, resume_point_of(ctx));
 }
 
 TrainingState capture_training_state(Model& model, const dataset::Dataset& train_set, ResumePoint at) {
-  return capture(model.network(), model.optimizer(), train_set, at);
+  return capture(model.held_parameters(), model.optimizer(), train_set, at);
 }
 
 ResumePoint restore_training_state(Model& model, const dataset::Dataset& train_set, const TrainingState& state,
@@ -138,16 +141,11 @@ ResumePoint restore_training_state(Model& model, const dataset::Dataset& train_s
   const nlohmann::json& s = state.scalars;
   nn::Optimizer& optimizer = model.optimizer();
   nn::Cell& net = model.network();
-  // Every check first: a refused restore changes nothing.
-  // Semi-auto and auto parallel shard the parameters when the first step is built, generating
-  // each block anew from its initializer (Parameter::shard): values written before would be lost.
-  const ParallelMode mode = get_auto_parallel_context().parallel_mode;
-  if ((mode == ParallelMode::kSemiAutoParallel || mode == ParallelMode::kAutoParallel) && !model.pipeline_step())
-    for (const Parameter& p : optimizer.parameters())
-      SF_ENFORCE(p.sharded(), InvalidArgument,
-                 "{}: cannot be restored into a {} model before its first step (its parameters, '{}' first, are "
-                 "sharded and generated anew then); not supported yet",
-                 source, parallel_mode_name(mode), brief_text(p.name(), 80));
+  // Semi-auto and auto parallel cut the parameters to their blocks when the first step is built,
+  // generating each block anew from its initializer (Parameter::shard): the step is built first,
+  // so that the state lands in the blocks it keeps; a pipeline learns which parameters its
+  // stages hold. Then every check: a refused restore changes no value.
+  model.prepare(train_set);
   SF_ENFORCE(scalar<int>(s, source, {"version"}) == kVersion, InvalidArgument, "{}: version {} (this build reads {})",
              source, s["version"].dump(), kVersion);
   check_optimizer(s, optimizer, source);
@@ -181,7 +179,17 @@ ResumePoint restore_training_state(Model& model, const dataset::Dataset& train_s
   // are checked after it; the parameters' old values come back if one differs.
   std::vector<std::pair<Parameter, Tensor>> old_values;
   for (const Parameter& p : net.get_parameters()) old_values.emplace_back(p, p.value().clone());
-  load_param_into_net(net, state.tensors, /*strict=*/true, source);
+  // A pipeline rank holds its stages' parameters only; the others are another rank's to restore.
+  const bool pipeline = model.pipeline_step() != nullptr;
+  if (pipeline) {
+    const ParameterList held = model.held_parameters();
+    std::vector<std::string> missing;
+    for (const Parameter& p : held)
+      if (!by_name.count(p.name())) missing.push_back(p.name());
+    SF_ENFORCE(missing.empty(), InvalidArgument, "{} lacks {} of the {} parameters this rank's stages hold: {} (it "
+               "holds {})", source, missing.size(), held.size(), brief_names(missing, 6), brief_contents(state.tensors));
+  }
+  load_param_into_net(net, state.tensors, /*strict=*/!pipeline, source);
   for (const auto& [name, dst] : slots) {
     const Tensor& src = *by_name.at(name);
     if (src.shape() == dst.shape() && src.dtype() == dst.dtype()) continue;

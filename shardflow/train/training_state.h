@@ -83,9 +83,9 @@ TrainingState capture_training_state(Model& model, const dataset::Dataset& train
 /// this network or optimizer (InvalidArgument, listed), a missing or mis-shaped optimizer state
 /// tensor (InvalidArgument, ShapeError), and malformed scalars (InvalidArgument). The state must
 /// come from the same rank (a data-parallel rank's moving statistics and dataset shard are its
-/// own); the resharding loader makes a rank's state for another configuration. Not supported
-/// yet: semi-auto and auto parallel models before their first step (refused, InvalidArgument:
-/// their first step generates the parameter blocks anew), and pipeline parallel (untested).
+/// own); the resharding loader makes a rank's state for another configuration. In semi-auto,
+/// auto and pipeline parallel the step is built first (Model::prepare), so that the state lands
+/// in the parameter blocks it keeps; a pipeline rank restores the parameters its stages hold.
 ResumePoint restore_training_state(Model& model, const dataset::Dataset& train_set, const TrainingState& state,
                                    const std::string& source = "the training state");
 

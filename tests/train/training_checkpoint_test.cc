@@ -2,8 +2,9 @@
 // 30, and a new program (another seed, a new network, Model and dataset) resumed from step 30
 // for the 30 steps left, end bitwise equal — stand-alone and data parallel on 2 virtual ranks,
 // BatchNorm's per-rank moving statistics included. A checkpoint of 2 data-parallel ranks
-// resumed on 1 device with the same global batch continues within 1e-5 relative. Semi-auto
-// parallel, checkpoints without a training state and unmappable positions are refused.
+// resumed on 1 device with the same global batch continues within 1e-5 relative. Checkpoints
+// without a training state and unmappable positions are refused (resume_modes_test.cc has the
+// semi-auto, auto and pipeline modes).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -168,7 +169,7 @@ TEST(TrainingCheckpoint, TwoRanksResumedOnOneDeviceContinueWithin1e5) {
   set_seed(0);
 }
 
-TEST(TrainingCheckpoint, SemiAutoAndCheckpointsWithoutATrainingStateAreRefused) {
+TEST(TrainingCheckpoint, CheckpointsWithoutATrainingStateAreRefused) {
   const std::string dir = ckpttest::fresh_dir();
   {
     // A checkpoint of the optimizer's tensors only: no training state to resume.
@@ -180,15 +181,6 @@ TEST(TrainingCheckpoint, SemiAutoAndCheckpointsWithoutATrainingStateAreRefused) 
     EXPECT_THAT([&] { resume_from(model, rows(1, 0), dir); },
                 ThrowsMessage<InvalidArgument>(HasSubstr("step_3' holds no training state")));
   }
-  ParallelContextGuard guard({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  run_world(2, Wire::kInproc, [&](int) {
-    set_seed(4);
-    auto net = net_of(false);
-    Model model(*net, std::make_shared<nn::CrossEntropyLoss>(),
-                std::make_shared<nn::Adam>(net->trainable_params(), 0.01f));
-    EXPECT_THAT([&] { resume_from(model, rows(1, 0), dir); },
-                ThrowsMessage<InvalidArgument>(HasSubstr("resuming a semi_auto_parallel model is not supported yet")));
-  });
   EXPECT_THAT([] { CheckpointDir("run", -1); }, ThrowsMessage<InvalidArgument>(HasSubstr("save_every must be >= 0")));
   set_seed(0);
 }

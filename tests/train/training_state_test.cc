@@ -332,24 +332,6 @@ TEST(TrainingState, RestoresFromAnotherOptimizerDatasetOrNetworkAreRefused) {
   set_seed(0);
 }
 
-// Semi-auto parallel generates the parameter blocks at the first step: a restore before it would
-// be lost, and is refused.
-TEST(TrainingState, ASemiAutoModelBeforeItsFirstStepIsRefused) {
-  const Outcome full = uninterrupted(momentum, 1, {0, 5});
-  ASSERT_TRUE(full.state.has_value());
-  ParallelContextGuard guard({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  run_world(2, Wire::kInproc, [&](int) {
-    set_seed(77);
-    auto net = std::make_shared<nn::SequentialCell>(std::vector<nn::CellPtr>{
-        std::make_shared<nn::Dense>(kFeatures, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Dense>(8, 3)});
-    Model model(*net, std::make_shared<nn::CrossEntropyLoss>(), momentum(net->trainable_params()));
-    EXPECT_THAT([&] { restore_training_state(model, bn_rows(), *full.state); },
-                ThrowsMessage<InvalidArgument>(HasSubstr("cannot be restored into a semi_auto_parallel model before "
-                                                         "its first step (its parameters, '0.weight' first")));
-  });
-  set_seed(0);
-}
-
 TEST(TrainingState, AResumePointOutsideTheRunIsRefusedBeforeAnyStep) {
   Target t = target(momentum);
   const dataset::Dataset data = bn_rows();
