@@ -11,6 +11,7 @@
 //   ./build/examples/data_parallel --devices 8 --api model     # Model.train instead of the loop
 //   ./build/examples/data_parallel --devices 2 --api model --checkpoint-dir run --save-every 30
 //   ./build/examples/data_parallel --devices 2 --api model --resume run   # continues from run's latest step
+//   ./build/examples/data_parallel --devices 2 --resume run/step_30       # the seed's loop resumes too
 //
 // Any number of devices, 1 included: each reads its shard of the training set (the rows
 // i = rank mod devices), so N devices with --batch B train on the 1-device run's global batch of
@@ -21,6 +22,7 @@
 #include "examples/example_main.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/shardflow.h>
+#include <shardflow/train/loop_checkpoint.h>
 
 namespace {
 
@@ -100,9 +102,15 @@ double train(const Options& o, const ex::Example& example) {
   auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
   nn::DistributedGradReducer grad_reducer(optimizer->parameters());
 
-  for (int64_t epoch = 0; epoch < c.epochs; ++epoch) {
-    int64_t i = 0;
+  // The model holds the loop's network and optimizer for the checkpoints (and the accuracy
+  // below); the loop reports where it stands after each step, as Model.train does.
+  sf::Model model(net, loss_fn, optimizer);
+  sf::LoopCheckpoint checkpoint(model, data_set, {c.checkpoint_dir, c.save_every, c.keep});
+  const sf::ResumePoint from = checkpoint.begin(c.resume);
+  for (int64_t epoch = from.epoch; epoch < c.epochs; ++epoch) {
+    int64_t i = epoch == from.epoch ? from.step : 0;
     ds::BatchIterator it = data_set.iterator(epoch);
+    it.skip(i);
     while (const std::vector<sf::Tensor>* batch = it.next()) {
       auto [loss, grads] = grad_fn({(*batch)[0], (*batch)[1]});
       const std::vector<sf::Tensor>& reduced = grad_reducer(grads);
@@ -110,10 +118,11 @@ double train(const Options& o, const ex::Example& example) {
       if (i % c.print_every == 0)
         sf::log_line(fmt::format("epoch: {} step: {}, loss is {}", epoch, i, sf::format_loss(loss)));
       ++i;
+      checkpoint.step_end(epoch, i);
     }
   }
+  checkpoint.end();
   // Test accuracy with the trained parameters (every rank holds the same ones).
-  sf::Model model(net, loss_fn, optimizer);
   return model.eval_accuracy(create_test_dataset(c));
 }
 
@@ -131,8 +140,6 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
   const ex::CommonOptions& c = example.common();
   example.prepare = [&](const sf::comm::JobSpec&) {
-    SF_ENFORCE(o.api == "model" || (c.checkpoint_dir.empty() && c.resume.empty()), InvalidArgument,
-               "--checkpoint-dir and --resume need --api model (the seed's loop does not checkpoint)");
     ds::Dataset::check_mnist(c.data_dir, "train");
     ds::Dataset::check_mnist(c.data_dir, "test");
     return ex::Next::kJoin;

@@ -1,0 +1,75 @@
+/// @file
+/// LoopCheckpoint: saving and resuming a hand-written training loop (value_and_grad and an
+/// optimizer's step, no Model::train) the way Model::train's CheckpointDir and resume_from do.
+/// A loop's checkpoint is the same kind of checkpoint, so it loads into a Model::train run, on
+/// another rank count or in sfckpt, and the other way round.
+///
+/// The loop's network and optimizer are held by a Model that is never trained (it names the
+/// state: parameters, optimizer state, this rank's row of moving statistics); the loop reports
+/// where it stands after each step, as Model::train's RunContext does:
+/// @code
+///   sf::Model model(net, loss_fn, optimizer);  // holds the state; the loop trains
+///   sf::LoopCheckpoint ckpt(model, data_set, {.dir = "run", .save_every = 30});
+///   const sf::ResumePoint from = ckpt.begin(resume_path);  // "" starts at {0, 0}
+///   for (int64_t epoch = from.epoch; epoch < epochs; ++epoch) {
+///     sf::dataset::BatchIterator it = data_set.iterator(epoch);
+///     const int64_t first = epoch == from.epoch ? from.step : 0;
+///     it.skip(first);
+///     for (int64_t i = first; const auto* batch = it.next(); ++i) {
+///       ...  // grad_fn, optimizer->step
+///       ckpt.step_end(epoch, i + 1);
+///     }
+///   }
+///   ckpt.end();
+/// @endcode
+///
+/// Only where Model::prepare builds nothing (stand-alone, data and hybrid parallel): under
+/// semi-auto, auto and pipeline parallel the loop's own program cuts the parameters, which a
+/// Model would cut again.
+///
+/// Threading: every rank of the job runs its loop and calls these in the same order (a save is
+/// a collective), on its own thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <shardflow/data/dataset.h>
+#include <shardflow/train/callback.h>
+#include <shardflow/train/checkpoint_dir_callback.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/resume_point.h>
+
+namespace sf {
+
+/// Where and how often a loop saves (CheckpointDir's arguments).
+struct LoopCheckpointOptions {
+  std::string dir;         ///< the checkpoint directory; "" saves nothing
+  int64_t save_every = 0;  ///< global steps between saves; 0 saves after the last step only
+  int keep = 0;            ///< keep the newest `keep` steps; 0 keeps all
+};
+
+/// Checkpoints of one rank's hand-written loop (see the file comment).
+class LoopCheckpoint {
+ public:
+  /// `model` holds the loop's network and optimizer, `train_set` is the dataset the loop walks;
+  /// both must outlive this object. InvalidArgument under semi-auto, auto or pipeline parallel,
+  /// and for CheckpointDir's bad arguments.
+  LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options);
+  /// Before the first step: restores the committed checkpoint `resume` names (resume_from: DIR,
+  /// its latest step, or DIR/step_N) and returns the point the loop continues at, {0, 0} for
+  /// "". Refused as resume_from refuses.
+  ResumePoint begin(const std::string& resume);
+  /// After each step: the loop has done `steps_done` steps (counted from 1) of dataset epoch
+  /// `epoch` (counted from 0); saves when save_every divides the optimizer's global step.
+  void step_end(int64_t epoch, int64_t steps_done);
+  /// After the last step: saves it, unless it is saved already.
+  void end();
+
+ private:
+  RunContext ctx_;
+  std::shared_ptr<CheckpointDir> save_;  // null without a directory
+};
+
+}  // namespace sf
