@@ -9,6 +9,11 @@
 //   mpirun -np 8 ./build/examples/auto_parallel_quickstart
 //   ./build/examples/auto_parallel_quickstart --devices 8 --explain --save-strategy-file strategies.json
 //   ./build/examples/auto_parallel_quickstart --dry-run 4096          # the plan for 4096 ranks, none started
+//   ./build/examples/auto_parallel_quickstart --devices 8 --checkpoint-dir run --save-every 10
+//   ./build/examples/auto_parallel_quickstart --devices 2 --resume run   # the whole state, resharded
+//
+// The seed's own checkpoint per rank (ModelCheckpoint) goes to --rank-checkpoint-dir DIR/<rank>/;
+// --checkpoint-dir saves the whole training state as one distributed checkpoint (docs/checkpoints.md).
 //
 // --explain prints why each op got its strategy (the neighbour it came from, the costs
 // compared); the IR of every rank goes to saved_graph/rank_<r>/ (save_graphs in the seed),
@@ -36,7 +41,7 @@ namespace ex = sf::examples;
 
 struct Options {
   std::string save_graphs_path = "saved_graph";
-  std::string checkpoint_dir = ".";
+  std::string rank_checkpoint_dir = ".";  // the seed's ModelCheckpoint files, DIR/<rank>/
   ex::StrategyOptions strategies;
   int64_t batch = 2;  // per device, the seed's var_single_batch_size
   int64_t dry_run = 0;
@@ -74,10 +79,11 @@ void dry_run(const Options& o, const sf::StrategyTable& from_file) {
 int main(int argc, char** argv) {
   Options o;
   ex::Example example("Seed 002's quick start: fully automatic parallel training with sharding propagation",
-                      ex::kLogDir);
+                      ex::kLogDir | ex::kEpochs | ex::kCheckpoint);
+  example.common().epochs = 5;  // the seed's epoch_size
   CLI::App& app = example.cli();
   app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
-  app.add_option("--checkpoint-dir", o.checkpoint_dir, "each rank's checkpoints go to DIR/<rank>/");
+  app.add_option("--rank-checkpoint-dir", o.rank_checkpoint_dir, "each rank's seed-format checkpoints go to DIR/<rank>/");
   app.add_option("--batch", o.batch, "batch size per device (the global batch is batch x devices)")
       ->check(sf::cli::kPositive);
   ex::add_strategy_options(app, o.strategies);
@@ -117,12 +123,13 @@ int main(int argc, char** argv) {
       shard(net, from_file, device_num);
       sf::Model model(net, std::make_shared<nn::MSELoss>(),
                       std::make_shared<nn::Momentum>(net.trainable_params(), 0.2f, 0.1f));  // lr, momentum
-      const int64_t epoch_size = 5;
       std::vector<sf::CallbackPtr> callback = {
           std::make_shared<sf::LossMonitor>(1),
-          std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.checkpoint_dir, rank_id)),
+          std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.rank_checkpoint_dir, rank_id)),
           std::make_shared<sf::SaveGraphs>(model, o.save_graphs_path)};
-      model.train(epoch_size, fake_dataset, callback);
+      // --checkpoint-dir: the whole training state, a distributed checkpoint every rank saves.
+      const sf::ResumePoint from = example.checkpointing(model, fake_dataset, callback);
+      model.train(example.common().epochs, fake_dataset, callback, from);
       if (rank_id == 0) {
         // What the search decided, from the program the first step built. (The
         // --save-strategy-file file is the context's strategy_ckpt_save_file, written by rank 0.)
@@ -130,7 +137,7 @@ int main(int argc, char** argv) {
           sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(),
                                                 from_file.empty() ? "shard()" : "the strategy file"));
         sf::write_line(std::cout, fmt::format("{} devices: loss lines in {}, checkpoints in {}/<rank>/, parallel IR in {}/rank_*/",
-                                              device_num, example.logs_where(), o.checkpoint_dir, o.save_graphs_path));
+                                              device_num, example.logs_where(), o.rank_checkpoint_dir, o.save_graphs_path));
       }
     });
   };

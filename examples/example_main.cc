@@ -34,7 +34,6 @@ int Example::main(int argc, char** argv) {
     app_.add_option("--log-dir", common_.log_dir, "per-rank logs when this process holds several devices");
     app_.add_option("--log-ranks", common_.log_ranks, "which devices of this process print: rank0, all or files");
   }
-  std::string resume_refused;  // --resume of an example that does not resume
   if (common_flags_ & kCheckpoint) {
     CLI::Option* dir =
         app_.add_option("--checkpoint-dir", common_.checkpoint_dir, "save the training state under DIR/step_<n>");
@@ -45,8 +44,6 @@ int Example::main(int argc, char** argv) {
         ->check(cli::kNonNegative)
         ->needs(dir);
     app_.add_option("--resume", common_.resume, "continue from checkpoint DIR (its latest step) or DIR/step_<n>");
-  } else {
-    app_.add_option("--resume", resume_refused, "not supported by this example yet");
   }
   try {
     comm::JobSpec job;
@@ -55,10 +52,6 @@ int Example::main(int argc, char** argv) {
       job = comm::resolve_job(comm::consume_comm_args(argc, argv), comm::process_env());
       app_.parse(argc, argv);
       log_ranks = parse_log_ranks(common_.log_ranks);
-      SF_ENFORCE(resume_refused.empty(), InvalidArgument,
-                 "--resume: {} cannot resume from a checkpoint yet (data_parallel --api model and fashion_mnist_mlp "
-                 "can)",
-                 std::filesystem::path(argv[0]).filename().string());
     } catch (const CLI::CallForHelp& e) {
       return app_.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

@@ -63,8 +63,8 @@ enum Common : unsigned {
   kEpochs = 1u << 2,
   kSteps = 1u << 3,
   kPrintEvery = 1u << 4,
-  // --checkpoint-dir, --save-every, --keep, --resume (Example::checkpointing). Without it,
-  // --resume is refused naming the example.
+  // --checkpoint-dir, --save-every, --keep, --resume (Example::checkpointing, or
+  // LoopCheckpoint in a hand-written loop).
   kCheckpoint = 1u << 5,
 };
 

@@ -8,6 +8,8 @@
 //   ./build/examples/manual_parallel --devices 8               # 8 virtual devices, one process
 //   sfrun -n 8 ./build/examples/manual_parallel                # 8 processes
 //   mpirun -np 8 ./build/examples/manual_parallel
+//   ./build/examples/manual_parallel --devices 8 --checkpoint-dir run --save-every 100
+//   ./build/examples/manual_parallel --devices 4 --resume run     # on 4 devices: the same batch_size
 //
 // Any number of devices that divides --batch-size (1 included): each takes batch_size / devices
 // rows of every batch. --steps S trains on the first S batches of each epoch.
@@ -92,7 +94,7 @@ ds::Dataset create_dataset(const ex::CommonOptions& c, int64_t batch_size) {
 int main(int argc, char** argv) {
   int64_t batch_size = 32;
   ex::Example example("Manual (hand-written) data parallel training of seed 000's network on Fashion-MNIST",
-                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery | ex::kCheckpoint);
   example.common().print_every = 20;
   example.cli()
       .add_option("--batch-size", batch_size, "the whole batch, sliced over the devices")
@@ -118,9 +120,10 @@ int main(int argc, char** argv) {
       Network net(cur_rank, shard_size);
       auto loss_fn = std::make_shared<ReduceLoss>(cur_rank, shard_size, device_num);
       auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
-      auto loss_cb = std::make_shared<sf::LossMonitor>(c.print_every);
+      std::vector<sf::CallbackPtr> callbacks{std::make_shared<sf::LossMonitor>(c.print_every)};
       sf::Model model(net, loss_fn, optimizer);
-      model.train(c.epochs, data_set, {loss_cb});
+      const sf::ResumePoint from = example.checkpointing(model, data_set, callbacks);
+      model.train(c.epochs, data_set, callbacks, from);
       if (cur_rank == 0)
         sf::write_line(std::cout, fmt::format("{} devices, batch_size {} ({} rows each): last loss lines in {}",
                                               device_num, batch_size, shard_size, example.logs_where()));

@@ -11,6 +11,8 @@
 //   ./build/examples/operator_parallel --devices 8 --api model --save-graphs saved_graph
 //   ./build/examples/operator_parallel --devices 8 --strategy-file strategies.json
 //   ./build/examples/operator_parallel --dry-run 4096                 # the plan for 4096 ranks, none started
+//   ./build/examples/operator_parallel --devices 8 --api model --checkpoint-dir run --save-every 100
+//   ./build/examples/operator_parallel --devices 4 --api model --resume run   # resharded to 4 devices
 //
 // Any number of devices N, 1 included: the seed's strategies need 8 devices, so on N they are
 // derived over d, the largest power of two dividing N up to the seed's 8 — the device matrix
@@ -151,14 +153,17 @@ void train_functional(const Options& o, const ex::CommonOptions& c, Network& net
 }
 
 // Model.train, which can also write the parallel IR after the first step.
-void train_model(const Options& o, const ex::CommonOptions& c, Network& net, std::shared_ptr<nn::SGD> optimizer, ds::Dataset& data_set) {
+void train_model(const Options& o, const ex::Example& example, Network& net, std::shared_ptr<nn::SGD> optimizer,
+                 ds::Dataset& data_set) {
+  const ex::CommonOptions& c = example.common();
   sf::Model model(net, std::make_shared<nn::CrossEntropyLoss>(), optimizer);
   std::vector<sf::CallbackPtr> callbacks;
   callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
   callbacks.push_back(std::make_shared<sf::TimeMonitor>());
   auto save = std::make_shared<sf::SaveGraphs>(model, o.save_graphs);
   if (!o.save_graphs.empty()) callbacks.push_back(save);
-  model.train(c.epochs, data_set, callbacks);
+  const sf::ResumePoint from = example.checkpointing(model, data_set, callbacks);
+  model.train(c.epochs, data_set, callbacks, from);
   if (!o.save_graphs.empty() && sf::comm::get_rank() == 0)
     sf::write_line(std::cout, fmt::format("IR of every rank written to {}/rank_*/ ({} files each)", o.save_graphs,
                                           save->files().size()));
@@ -169,7 +174,7 @@ void train_model(const Options& o, const ex::CommonOptions& c, Network& net, std
 int main(int argc, char** argv) {
   Options o;
   ex::Example example("Operator-level parallel training of seed 001's network on Fashion-MNIST",
-                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+                      ex::kDataDir | ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery | ex::kCheckpoint);
   example.common().epochs = 10;
   CLI::App& app = example.cli();
   app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
@@ -184,6 +189,11 @@ int main(int argc, char** argv) {
   sf::StrategyTable from_file;
   ds::Dataset data_set;  // shared by the virtual devices of this process
   example.prepare = [&](const sf::comm::JobSpec& job) {
+    // The seed's loop holds the parameters in the blocks its value_and_grad program cut; the
+    // checkpoints of a semi-auto run are Model.train's (LoopCheckpoint covers unsharded loops).
+    SF_ENFORCE(o.api == "model" || (c.checkpoint_dir.empty() && c.resume.empty()), InvalidArgument,
+               "--checkpoint-dir and --resume: operator_parallel's seed loop (--api functional) does not checkpoint; "
+               "--api model does");
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
     sf::set_seed(1);
     if (o.dry_run > 0) {
@@ -226,7 +236,7 @@ int main(int argc, char** argv) {
       auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
       nn::CrossEntropyLoss loss_fn;
       if (o.api == "model")
-        train_model(o, c, net, optimizer, data_set);
+        train_model(o, example, net, optimizer, data_set);
       else
         train_functional(o, c, net, *optimizer, loss_fn, data_set);
       std::vector<sf::Tensor> whole = sf::gather_parameters(net.trainable_params());

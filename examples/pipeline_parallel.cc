@@ -77,7 +77,7 @@ void check_configuration(const Options& o, int devices) {
 int main(int argc, char** argv) {
   Options o;
   ex::Example example("Seed 003: pipeline-parallel training of a ResNet on Fashion-MNIST",
-                      ex::kDataDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery);
+                      ex::kDataDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery | ex::kCheckpoint);
   example.common().steps = 200;
   example.common().print_every = 20;
   CLI::App& app = example.cli();
@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
                                               o.schedule,
                                               o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave)
                                                                : ""));
-      model.train(c.epochs, train, callbacks);
+      // Every rank saves and resumes (a save is a collective): the parameters its stages hold.
+      const sf::ResumePoint from = example.checkpointing(model, train, callbacks);
+      model.train(c.epochs, train, callbacks, from);
       if (rank == 0 && !o.timeline.empty())
         sf::pipeline::write_timeline_file(o.timeline, model.pipeline_step()->runtime()->last_timeline());
       net.set_train(false);

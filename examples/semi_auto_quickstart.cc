@@ -8,6 +8,11 @@
 //   sfrun -n 8 ./build/examples/semi_auto_quickstart              # 8 processes
 //   mpirun -np 8 ./build/examples/semi_auto_quickstart
 //   grep -A1 AllReduce saved_graph/rank_0/execute.ir             # the seed's 18_execute_*.ir lines
+//   ./build/examples/semi_auto_quickstart --devices 8 --checkpoint-dir run --save-every 10
+//   ./build/examples/semi_auto_quickstart --devices 8 --resume run  # continues from run's latest step
+//
+// The seed's own checkpoint per rank (ModelCheckpoint) goes to --rank-checkpoint-dir DIR/<rank>/;
+// --checkpoint-dir saves the whole training state as one distributed checkpoint (docs/checkpoints.md).
 //
 // As in the seed, the mode is AUTO_PARALLEL with sharding propagation: relu and matmul2 get
 // their strategies from matmul's ((2, 4) and ((2, 4), (4, 1)), as the seed's
@@ -37,7 +42,7 @@ namespace ex = sf::examples;
 
 struct Options {
   std::string save_graphs_path = "saved_graph";
-  std::string checkpoint_dir = ".";
+  std::string rank_checkpoint_dir = ".";  // the seed's ModelCheckpoint files, DIR/<rank>/
   ex::StrategyOptions strategies;
   int64_t batch = 2;  // per device, the seed's var_single_batch_size
   bool semi_auto = false;
@@ -55,10 +60,11 @@ const int64_t var_out_dim = 16;
 
 int main(int argc, char** argv) {
   Options o;
-  ex::Example example("Seed 002's quick start: semi-auto parallel training of a sharded matmul", ex::kLogDir);
+  ex::Example example("Seed 002's quick start: semi-auto parallel training of a sharded matmul", ex::kLogDir | ex::kEpochs | ex::kCheckpoint);
+  example.common().epochs = 5;  // the seed's epoch_size
   CLI::App& app = example.cli();
   app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
-  app.add_option("--checkpoint-dir", o.checkpoint_dir, "each rank's checkpoints go to DIR/<rank>/");
+  app.add_option("--rank-checkpoint-dir", o.rank_checkpoint_dir, "each rank's seed-format checkpoints go to DIR/<rank>/");
   app.add_option("--batch", o.batch, "batch size per device (the global batch is batch x devices)")
       ->check(sf::cli::kPositive);
   ex::add_strategy_options(app, o.strategies);
@@ -95,15 +101,16 @@ int main(int argc, char** argv) {
       if (from_file.empty()) seed002::shard_matmul(net, device_num);
       for (const auto& [op, strategy] : from_file) net.shard(op, strategy);
       const float learning_rate = 0.2f, momentum = 0.1f;
-      const int64_t epoch_size = 5;
       auto opt = std::make_shared<nn::Momentum>(net.trainable_params(), learning_rate, momentum);
       sf::Model model(net, std::make_shared<nn::MSELoss>(), opt);
       auto save_graphs = std::make_shared<sf::SaveGraphs>(model, o.save_graphs_path);
       std::vector<sf::CallbackPtr> callback = {
           std::make_shared<sf::LossMonitor>(1),
-          std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.checkpoint_dir, rank_id)),
+          std::make_shared<sf::ModelCheckpoint>("checkpoint", fmt::format("{}/{}", o.rank_checkpoint_dir, rank_id)),
           save_graphs};
-      model.train(epoch_size, fake_dataset, callback);
+      // --checkpoint-dir: the whole training state, a distributed checkpoint every rank saves.
+      const sf::ResumePoint from = example.checkpointing(model, fake_dataset, callback);
+      model.train(example.common().epochs, fake_dataset, callback, from);
       if (rank_id == 0) {
         if (o.strategies.explain)
           sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(),
