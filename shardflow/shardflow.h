@@ -30,6 +30,7 @@
 #include <shardflow/train/layers.h>
 #include <shardflow/train/load_param_into_net.h>
 #include <shardflow/train/log_sink.h>
+#include <shardflow/train/loop_checkpoint.h>
 #include <shardflow/train/losses.h>
 #include <shardflow/train/mlp.h>
 #include <shardflow/train/model.h>
