@@ -3,6 +3,7 @@
 //
 //     sfckpt inspect run/ckpt --verify             # tensors, layouts, blocks; every crc32
 //     sfckpt convert run/ckpt one/ --devices 1     # every tensor whole, for 1 device or DP
+//     sfckpt convert run/ckpt four/ --devices 4 --strategy-file s.json   # the file's layouts
 //     sfckpt export run/ckpt --npz weights.npz     # numpy.load("weights.npz")["fc1.weight"]
 //
 // Exit status: 0; 1 for a bad checkpoint (or a failed --verify); 2 for bad arguments. Errors
@@ -34,12 +35,14 @@ int main(int argc, char** argv) {
   int devices = 0;
   auto* convert = app.add_subcommand(
       "convert",
-      "write SRC's step to DST for N ranks, every tensor whole (replicated): for 1 device or data parallel. "
-      "Per-tensor layouts from a strategy file are not supported (strategy files name ops, not tensors)");
+      "write SRC's step to DST for N ranks: every tensor whole (for 1 device or data parallel), or with "
+      "--strategy-file each parameter under the layout its op's strategy gives it on N ranks");
   convert->add_option("SRC", src, "DIR or DIR/step_<n>")->required();
   convert->add_option("DST", dst, "checkpoint directory to write DST/step_<n> into")->required();
   convert->add_option("--devices", devices, "ranks of the job that will load DST")->required();
-  convert->add_option("--strategy-file", strategy_file, "not supported: refused");
+  convert->add_option("--strategy-file", strategy_file,
+                      "a strategy file whose \"parameters\" section names the op and input reading each parameter "
+                      "(docs/checkpoint_format.md, sfckpt)");
 
   std::string npz;
   auto* exporter = app.add_subcommand("export", "write every tensor, gathered whole, to a NumPy .npz");
@@ -56,13 +59,14 @@ int main(int argc, char** argv) {
   try {
     if (inspect->parsed()) return sf::sfckpt::inspect(dir, verify, std::cout);
     if (convert->parsed()) {
-      if (!strategy_file.empty())
-        throw sf::sfckpt::UsageError(fmt::format(
-            "--strategy-file '{}': not supported; strategy files name ops, not tensors, so convert writes every "
-            "tensor whole (omit --strategy-file)",
-            strategy_file));
-      sf::sfckpt::convert(src, dst, devices);
-      std::cout << fmt::format("converted '{}' to '{}' for {} device(s), every tensor whole\n", src, dst, devices);
+      const sf::sfckpt::ConvertReport r = sf::sfckpt::convert(src, dst, devices, strategy_file);
+      if (strategy_file.empty()) {
+        std::cout << fmt::format("converted '{}' to '{}' for {} device(s), every tensor whole\n", src, dst, devices);
+        return 0;
+      }
+      std::cout << fmt::format("converted '{}' to '{}' for {} device(s) by strategy file '{}': {} tensor(s) placed, {} whole\n",
+                               src, dst, devices, strategy_file, r.placed, r.whole.size());
+      for (const std::string& w : r.whole) std::cout << "  whole: " << w << "\n";
       return 0;
     }
     const int n = sf::sfckpt::export_npz(dir, npz);

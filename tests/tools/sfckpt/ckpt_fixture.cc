@@ -1,5 +1,6 @@
 // sfckpt's test fixture: makes a checkpoint on 4 virtual ranks with split layouts (`make DIR`),
-// checks that a checkpoint holds exactly those tensors, bitwise (`check DIR [WORLD]`), and,
+// checks that a checkpoint holds exactly those tensors, bitwise (`check DIR [WORLD]`), that a
+// converted checkpoint loads under its own layouts as the original does (`same SRC DST`), and,
 // where numpy is missing, checks an .npz archive with a small zip reader (`npz FILE`).
 // Exit status 0 when the check holds, 1 (with one line on stderr) when it does not.
 #include <zlib.h>
@@ -96,6 +97,31 @@ int check(const std::string& dir, int world) {
   return 0;
 }
 
+// Every rank of `dst`'s layouts reads from `dst` bitwise what it reads from `src` under the same
+// layout, and exactly its shard's bytes (its blocks only); step, state and, where the job's size
+// is kept, each rank's state are those of `src` (null otherwise).
+int same(const std::string& src, const std::string& dst) {
+  ckpt::CheckpointReader a(src), b(dst);
+  if (a.step() != b.step()) throw Error(fmt::format("step {} vs {}", a.step(), b.step()));
+  if (a.state() != b.state()) throw Error("state " + b.state().dump());
+  const int world = b.manifest().world_size;
+  for (int r = 0; r < world; ++r) {
+    const nlohmann::json want = world == a.manifest().world_size ? a.rank_state(r) : nlohmann::json();
+    if (b.rank_state(r) != want) throw Error(fmt::format("rank {} state {}", r, b.rank_state(r).dump()));
+  }
+  if (b.manifest().tensors.size() != a.manifest().tensors.size()) throw Error("another number of tensors");
+  for (const ckpt::TensorEntry& t : b.manifest().tensors) {
+    for (int r = 0; r < t.layout.mesh().device_count(); ++r) {
+      ckpt::CheckpointReader mine(dst);  // one per rank: its own byte count
+      const Tensor got = mine.read(t.name, t.layout, r);
+      if (!same_bits(got, a.read(t.name, t.layout, r))) throw Error(fmt::format("{}: rank {}'s block differs", t.name, r));
+      if (mine.bytes_read() != static_cast<int64_t>(got.nbytes()))
+        throw Error(fmt::format("{}: rank {} read {} bytes for a block of {}", t.name, r, mine.bytes_read(), got.nbytes()));
+    }
+  }
+  return 0;
+}
+
 uint32_t u16(const std::string& s, size_t at) {
   return static_cast<uint8_t>(s.at(at)) | static_cast<uint32_t>(static_cast<uint8_t>(s.at(at + 1))) << 8;
 }
@@ -137,10 +163,11 @@ int main(int argc, char** argv) {
     if (args.size() == 2 && args[0] == "make") return make(args[1]);
     if (args.size() == 3 && args[0] == "check") return check(args[1], std::stoi(args[2]));
     if (args.size() == 2 && args[0] == "npz") return check_npz(args[1]);
+    if (args.size() == 3 && args[0] == "same") return same(args[1], args[2]);
   } catch (const std::exception& e) {
     std::cerr << "ckpt_fixture: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "usage: ckpt_fixture make DIR | check DIR WORLD | npz FILE\n";
+  std::cerr << "usage: ckpt_fixture make DIR | check DIR WORLD | same SRC DST | npz FILE\n";
   return 2;
 }
