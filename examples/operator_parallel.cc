@@ -11,8 +11,8 @@
 //   ./build/examples/operator_parallel --devices 8 --api model --save-graphs saved_graph
 //   ./build/examples/operator_parallel --devices 8 --strategy-file strategies.json
 //   ./build/examples/operator_parallel --dry-run 4096                 # the plan for 4096 ranks, none started
-//   ./build/examples/operator_parallel --devices 8 --api model --checkpoint-dir run --save-every 100
-//   ./build/examples/operator_parallel --devices 4 --api model --resume run   # resharded to 4 devices
+//   ./build/examples/operator_parallel --devices 8 --checkpoint-dir run --save-every 100
+//   ./build/examples/operator_parallel --devices 4 --resume run   # resharded to 4 devices (either --api)
 //
 // Any number of devices N, 1 included: the seed's strategies need 8 devices, so on N they are
 // derived over d, the largest power of two dividing N up to the seed's 8 — the device matrix
@@ -125,9 +125,10 @@ void dry_run(const Options& o, const sf::StrategyTable& from_file) {
   std::cout << plan.str(false);
 }
 
-// The seed's training loop: value_and_grad of forward_fn, then optimizer(grads).
-void train_functional(const Options& o, const ex::CommonOptions& c, Network& net, nn::SGD& optimizer, nn::CrossEntropyLoss& loss_fn,
-                      ds::Dataset& data_set) {
+// The seed's training loop: value_and_grad of forward_fn, then optimizer(grads). The model
+// holds the network and optimizer for the checkpoints; the loop reports where it stands.
+void train_functional(const Options& o, const ex::CommonOptions& c, Network& net, std::shared_ptr<nn::SGD> optimizer,
+                      nn::CrossEntropyLoss& loss_fn, ds::Dataset& data_set) {
   auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
     sf::Value logits = net(b, in[0]);
     sf::Value loss = loss_fn(b, logits, in[1]);
@@ -136,20 +137,26 @@ void train_functional(const Options& o, const ex::CommonOptions& c, Network& net
   sf::GradFunction grad_fn = sf::value_and_grad(forward_fn, net, net.trainable_params());
   auto train_step = [&](const sf::Tensor& inputs, const sf::Tensor& targets) {
     auto [loss_value, grads] = grad_fn({inputs, targets});
-    optimizer.step(grads);
+    optimizer->step(grads);
     return loss_value;
   };
-  for (int64_t epoch = 0; epoch < c.epochs; ++epoch) {
-    int64_t i = 0;
+  sf::Model model(net, std::make_shared<nn::CrossEntropyLoss>(), optimizer);
+  sf::LoopCheckpoint checkpoint(model, data_set, {c.checkpoint_dir, c.save_every, c.keep});
+  const sf::ResumePoint from = checkpoint.begin(c.resume);
+  for (int64_t epoch = from.epoch; epoch < c.epochs; ++epoch) {
+    int64_t i = epoch == from.epoch ? from.step : 0;
     ds::BatchIterator it = data_set.iterator(epoch);
+    it.skip(i);
     while (const std::vector<sf::Tensor>* batch = it.next()) {
       const float loss_output = train_step((*batch)[0], (*batch)[1]);
       if (epoch == 0 && i == 0 && !o.save_graphs.empty()) sf::save_graphs(*grad_fn.semi_auto_program(), o.save_graphs);
       if (i % c.print_every == 0)
         sf::log_line(fmt::format("epoch: {}, step: {}, loss is {}", epoch, i, loss_output));
       i += 1;
+      checkpoint.step_end(epoch, i);
     }
   }
+  checkpoint.end();
 }
 
 // Model.train, which can also write the parallel IR after the first step.
@@ -189,11 +196,6 @@ int main(int argc, char** argv) {
   sf::StrategyTable from_file;
   ds::Dataset data_set;  // shared by the virtual devices of this process
   example.prepare = [&](const sf::comm::JobSpec& job) {
-    // The seed's loop holds the parameters in the blocks its value_and_grad program cut; the
-    // checkpoints of a semi-auto run are Model.train's (LoopCheckpoint covers unsharded loops).
-    SF_ENFORCE(o.api == "model" || (c.checkpoint_dir.empty() && c.resume.empty()), InvalidArgument,
-               "--checkpoint-dir and --resume: operator_parallel's seed loop (--api functional) does not checkpoint; "
-               "--api model does");
     sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel});
     sf::set_seed(1);
     if (o.dry_run > 0) {
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
       if (o.api == "model")
         train_model(o, example, net, optimizer, data_set);
       else
-        train_functional(o, c, net, *optimizer, loss_fn, data_set);
+        train_functional(o, c, net, optimizer, loss_fn, data_set);
       std::vector<sf::Tensor> whole = sf::gather_parameters(net.trainable_params());
       if (sf::comm::get_rank() == sf::comm::job().rank) trained = std::move(whole);
     });

@@ -1,21 +1,18 @@
 #include <shardflow/train/loop_checkpoint.h>
 
 #include <shardflow/core/error.h>
-#include <shardflow/parallel/context.h>
 #include <shardflow/train/resume_from.h>
 
 namespace sf {
 
 LoopCheckpoint::LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options) {
-  const ParallelMode mode = get_auto_parallel_context().parallel_mode;
-  // Model::prepare would build a sharded step of its own and cut the parameters the loop's
-  // program already holds in blocks.
-  SF_ENFORCE(mode != ParallelMode::kSemiAutoParallel && mode != ParallelMode::kAutoParallel &&
-                 model.pipeline_step() == nullptr,
-             InvalidArgument,
-             "LoopCheckpoint: a hand-written loop checkpoints in stand-alone, data and hybrid parallel, not in {} "
-             "(train with Model::train and CheckpointDir there)",
-             model.pipeline_step() ? "pipeline parallel" : parallel_mode_name(mode));
+  // A pipeline rank's loop would need the stages Model::train runs; semi-auto and auto parallel
+  // work: Model::prepare cuts the parameters to the blocks the loop's own program keeps (the
+  // same network and strategies give the same blocks, and cutting again at the same block does
+  // nothing), so the state lands in them.
+  SF_ENFORCE(model.pipeline_step() == nullptr, InvalidArgument,
+             "LoopCheckpoint: a hand-written loop does not checkpoint in pipeline parallel (train with Model::train "
+             "and CheckpointDir there)");
   // The RunContext Model::train would hand its callbacks: CheckpointDir saves from it exactly
   // what it saves of a Model::train run.
   ctx_.steps_per_epoch = train_set.get_dataset_size();

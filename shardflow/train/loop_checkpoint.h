@@ -23,9 +23,11 @@
 ///   ckpt.end();
 /// @endcode
 ///
-/// Only where Model::prepare builds nothing (stand-alone, data and hybrid parallel): under
-/// semi-auto, auto and pipeline parallel the loop's own program cuts the parameters, which a
-/// Model would cut again.
+/// In stand-alone, data, hybrid, semi-auto and auto parallel. Under semi-auto and auto parallel
+/// a resume builds the Model's step first (Model::prepare), which cuts the parameters to the
+/// blocks the loop's own program keeps too (the same network and strategies give the same
+/// blocks; cutting again at the same block does nothing), so the state lands in them. Not in
+/// pipeline parallel, where only Model::train runs the stages.
 ///
 /// Threading: every rank of the job runs its loop and calls these in the same order (a save is
 /// a collective), on its own thread.
@@ -54,8 +56,8 @@ struct LoopCheckpointOptions {
 class LoopCheckpoint {
  public:
   /// `model` holds the loop's network and optimizer, `train_set` is the dataset the loop walks;
-  /// both must outlive this object. InvalidArgument under semi-auto, auto or pipeline parallel,
-  /// and for CheckpointDir's bad arguments.
+  /// both must outlive this object. InvalidArgument for a pipeline model and for
+  /// CheckpointDir's bad arguments.
   LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options);
   /// Before the first step: restores the committed checkpoint `resume` names (resume_from: DIR,
   /// its latest step, or DIR/step_N) and returns the point the loop continues at, {0, 0} for

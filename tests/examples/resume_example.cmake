@@ -21,7 +21,8 @@ message(STATUS "uninterrupted run:\n${full_out}")
 run(resumed_out ${RESUME})
 message(STATUS "resumed run:\n${resumed_out}")
 
-set(loss "epoch: [0-9]+ step: [0-9]+, loss is [0-9.e+-]+")
+# Model.train's LossMonitor, or a seed loop's "epoch: 0, step: 30, loss is ...".
+set(loss "epoch: [0-9]+,? step: [0-9]+, loss is [0-9.e+-]+")
 string(REGEX MATCHALL "${loss}" full_losses "${full_out}")
 string(REGEX MATCHALL "${loss}" resumed_losses "${resumed_out}")
 list(LENGTH full_losses n_full)

@@ -1,7 +1,8 @@
 // LoopCheckpoint (train/loop_checkpoint.h): a hand-written value_and_grad loop of 60 steps over
 // 3 epochs saving every 30, and a new program (another seed, network, optimizer and dataset)
 // resumed from step 30 for the 30 steps left, end bitwise equal with the same losses; a
-// Model::train run resumes the loop's checkpoint; under semi-auto parallel it is refused.
+// Model::train run resumes the loop's checkpoint; a pipeline model is refused (the semi-auto
+// loop is operator_parallel's, resumed by tests/examples).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include <shardflow/train/layers.h>
 #include <shardflow/train/loop_checkpoint.h>
 #include <shardflow/train/model.h>
+#include <shardflow/train/pipeline_cell.h>
 #include <shardflow/train/resume_from.h>
 #include <shardflow/train/value_and_grad.h>
 #include "tests/train/checkpoint_dir_util.h"
@@ -117,19 +119,20 @@ TEST(LoopCheckpoint, ModelTrainResumesTheLoopsCheckpoint) {
   }
 }
 
-TEST(LoopCheckpoint, RefusedUnderSemiAutoParallel) {
-  ParallelContextGuard guard({.parallel_mode = ParallelMode::kSemiAutoParallel});
+TEST(LoopCheckpoint, RefusedForAPipelineModel) {
+  ParallelContextGuard guard({.parallel_mode = ParallelMode::kSemiAutoParallel, .dataset_strategy = "full_batch",
+                              .pipeline_stages = 1});
   const std::string dir = fresh_dir();
   std::string message;
   run_world(1, Wire::kInproc, [&](int) {
     auto net = make_net();
-    Model model(*net, std::make_shared<nn::CrossEntropyLoss>(), std::make_shared<nn::SGD>(net->trainable_params(), 0.1f));
+    nn::PipelineCell pipe(nn::WithLossCell(*net, nn::CrossEntropyLoss()), 2);
+    Model model(pipe, nn::SGD(net->trainable_params(), 0.1f));
     const dataset::Dataset data = make_data();
     message = message_of<InvalidArgument>([&] { LoopCheckpoint(model, data, {.dir = dir}); });
   });
-  EXPECT_THAT(message, HasSubstr("LoopCheckpoint: a hand-written loop checkpoints in stand-alone, data and hybrid "
-                                 "parallel, not in semi_auto_parallel (train with Model::train and CheckpointDir "
-                                 "there)"));
+  EXPECT_THAT(message, HasSubstr("LoopCheckpoint: a hand-written loop does not checkpoint in pipeline parallel (train "
+                                 "with Model::train and CheckpointDir there)"));
 }
 
 }  // namespace
