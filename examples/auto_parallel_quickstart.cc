@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   example.common().epochs = 5;  // the seed's epoch_size
   CLI::App& app = example.cli();
   app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
-  app.add_option("--rank-checkpoint-dir", o.rank_checkpoint_dir, "each rank's seed-format checkpoints go to DIR/<rank>/");
+  app.add_option("--rank-checkpoint-dir", o.rank_checkpoint_dir,
+                 "each rank's seed-format checkpoints go to DIR/<rank>/");
   app.add_option("--batch", o.batch, "batch size per device (the global batch is batch x devices)")
       ->check(sf::cli::kPositive);
   ex::add_strategy_options(app, o.strategies);
@@ -137,7 +138,8 @@ int main(int argc, char** argv) {
           sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(),
                                                 from_file.empty() ? "shard()" : "the strategy file"));
         sf::write_line(std::cout, fmt::format("{} devices: loss lines in {}, checkpoints in {}/<rank>/, parallel IR in {}/rank_*/",
-                                              device_num, example.logs_where(), o.rank_checkpoint_dir, o.save_graphs_path));
+                                              device_num, example.logs_where(), o.rank_checkpoint_dir,
+                                              o.save_graphs_path));
       }
     });
   };

@@ -60,11 +60,13 @@ const int64_t var_out_dim = 16;
 
 int main(int argc, char** argv) {
   Options o;
-  ex::Example example("Seed 002's quick start: semi-auto parallel training of a sharded matmul", ex::kLogDir | ex::kEpochs | ex::kCheckpoint);
+  ex::Example example("Seed 002's quick start: semi-auto parallel training of a sharded matmul",
+                      ex::kLogDir | ex::kEpochs | ex::kCheckpoint);
   example.common().epochs = 5;  // the seed's epoch_size
   CLI::App& app = example.cli();
   app.add_option("--save-graphs-path", o.save_graphs_path, "where each rank's parallel IR goes (DIR/rank_<r>/)");
-  app.add_option("--rank-checkpoint-dir", o.rank_checkpoint_dir, "each rank's seed-format checkpoints go to DIR/<rank>/");
+  app.add_option("--rank-checkpoint-dir", o.rank_checkpoint_dir,
+                 "each rank's seed-format checkpoints go to DIR/<rank>/");
   app.add_option("--batch", o.batch, "batch size per device (the global batch is batch x devices)")
       ->check(sf::cli::kPositive);
   ex::add_strategy_options(app, o.strategies);

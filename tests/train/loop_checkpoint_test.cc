@@ -104,7 +104,8 @@ TEST(LoopCheckpoint, ModelTrainResumesTheLoopsCheckpoint) {
   const Outcome full = loop(dir + "/run", "");
   set_seed(77);
   auto net = make_net();
-  Model model(*net, std::make_shared<nn::CrossEntropyLoss>(), std::make_shared<nn::Adam>(net->trainable_params(), 0.01f));
+  Model model(*net, std::make_shared<nn::CrossEntropyLoss>(),
+              std::make_shared<nn::Adam>(net->trainable_params(), 0.01f));
   const dataset::Dataset data = make_data();
   const ResumePoint from = resume_from(model, data, dir + "/run/step_30");
   EXPECT_EQ(from, (ResumePoint{1, 10}));
