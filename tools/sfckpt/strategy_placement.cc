@@ -1,5 +1,7 @@
 #include "tools/sfckpt/strategy_placement.h"
 
+#include <string_view>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,9 @@ namespace sf::sfckpt {
 namespace {
 
 using json = nlohmann::json;
+
+// The prefix of the rank-local rows train/rank_local_tensors.h saves (its detail::kRankLocal).
+constexpr std::string_view kRankLocalPrefix = "rank_local.";
 
 // One entry of the "parameters" section: the op that reads the tensor and which input it is.
 struct Place {
@@ -109,6 +114,8 @@ StrategyPlacement place_by_strategy_file(const std::string& path, const ckpt::Ma
   std::map<std::string, TensorLayout> state;
   for (const ckpt::TensorEntry& t : m.tensors) {
     if (out.layouts.count(t.name) || why_whole.count(t.name) || places.count(t.name)) continue;
+    // Rows of rank-local copies (one per saving rank) are no parameter's state.
+    if (t.name.starts_with(kRankLocalPrefix)) continue;
     const std::string* owner = owner_of(t.name, out.layouts);
     if (owner && m.find(*owner)->shape == t.shape) state.emplace(t.name, out.layouts.at(*owner));
   }

@@ -117,6 +117,7 @@ TEST(StrategyPlacement, ParametersGetTheBlocksSemiAutoParallelCutsThemTo) {
       tensors.push_back({"moments." + name, shape});
     }
     tensors.push_back({"global_step", {}});
+    tensors.push_back({"rank_local.w", {32, 16}});  // a rank's row, never a parameter's state
     const sfckpt::StrategyPlacement placed = sfckpt::place_by_strategy_file(file, manifest_of(tensors), static_cast<int>(c.devices));
 
     int params = 0;
@@ -141,6 +142,7 @@ TEST(StrategyPlacement, ParametersGetTheBlocksSemiAutoParallelCutsThemTo) {
     }
     EXPECT_GE(params, 1);
     EXPECT_EQ(placed.layouts.count("global_step"), 0u);
+    EXPECT_EQ(placed.layouts.count("rank_local.w"), 0u);
     EXPECT_NE(std::find(placed.whole.begin(), placed.whole.end(),
                         "global_step (not named in the file's \"parameters\")"),
               placed.whole.end());
