@@ -28,9 +28,10 @@ Tensor block_of(const Tensor& whole, const TensorLayout& layout, int rank) {
   const TargetPlan plan = plan_reshard_target(shape, whole.dtype(), one, layout, rank);
   Tensor out = Tensor::empty(plan.box.shape(), whole.dtype());
   const auto* src = static_cast<const char*>(whole.raw());
-  copy_runs(
-      plan, [&](int, int64_t offset, int64_t bytes, void* dst) { std::memcpy(dst, src + offset, static_cast<size_t>(bytes)); },
-      out.raw(), static_cast<int64_t>(out.nbytes()));
+  const ReadSourceBytes from_memory = [&](int, int64_t offset, int64_t bytes, void* dst) {
+    std::memcpy(dst, src + offset, static_cast<size_t>(bytes));
+  };
+  copy_runs(plan, from_memory, out.raw(), static_cast<int64_t>(out.nbytes()));
   return out;
 }
 

@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
         std::cout << fmt::format("converted '{}' to '{}' for {} device(s), every tensor whole\n", src, dst, devices);
         return 0;
       }
-      std::cout << fmt::format("converted '{}' to '{}' for {} device(s) by strategy file '{}': {} tensor(s) placed, {} whole\n",
-                               src, dst, devices, strategy_file, r.placed, r.whole.size());
+      std::cout << fmt::format(
+          "converted '{}' to '{}' for {} device(s) by strategy file '{}': {} tensor(s) placed, {} whole\n", src, dst,
+          devices, strategy_file, r.placed, r.whole.size());
       for (const std::string& w : r.whole) std::cout << "  whole: " << w << "\n";
       return 0;
     }

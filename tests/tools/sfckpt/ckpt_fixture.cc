@@ -114,9 +114,11 @@ int same(const std::string& src, const std::string& dst) {
     for (int r = 0; r < t.layout.mesh().device_count(); ++r) {
       ckpt::CheckpointReader mine(dst);  // one per rank: its own byte count
       const Tensor got = mine.read(t.name, t.layout, r);
-      if (!same_bits(got, a.read(t.name, t.layout, r))) throw Error(fmt::format("{}: rank {}'s block differs", t.name, r));
+      if (!same_bits(got, a.read(t.name, t.layout, r)))
+        throw Error(fmt::format("{}: rank {}'s block differs", t.name, r));
       if (mine.bytes_read() != static_cast<int64_t>(got.nbytes()))
-        throw Error(fmt::format("{}: rank {} read {} bytes for a block of {}", t.name, r, mine.bytes_read(), got.nbytes()));
+        throw Error(
+            fmt::format("{}: rank {} read {} bytes for a block of {}", t.name, r, mine.bytes_read(), got.nbytes()));
     }
   }
   return 0;

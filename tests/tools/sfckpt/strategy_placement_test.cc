@@ -72,7 +72,8 @@ Net seed002() {
 Net seed001() {
   Net n;
   GraphBuilder b(n.g);
-  const Value y = b.op("MatMul", {b.input("x", {16, 784}), b.parameter("fc1_weight", {784, 512})}, {}, "matmul1/MatMul");
+  const Value y =
+      b.op("MatMul", {b.input("x", {16, 784}), b.parameter("fc1_weight", {784, 512})}, {}, "matmul1/MatMul");
   n.outputs = {b.reduce_sum(y).id};
   return n;
 }
@@ -118,7 +119,8 @@ TEST(StrategyPlacement, ParametersGetTheBlocksSemiAutoParallelCutsThemTo) {
     }
     tensors.push_back({"global_step", {}});
     tensors.push_back({"rank_local.w", {32, 16}});  // a rank's row, never a parameter's state
-    const sfckpt::StrategyPlacement placed = sfckpt::place_by_strategy_file(file, manifest_of(tensors), static_cast<int>(c.devices));
+    const sfckpt::StrategyPlacement placed =
+        sfckpt::place_by_strategy_file(file, manifest_of(tensors), static_cast<int>(c.devices));
 
     int params = 0;
     for (const auto& [name, place] : places) {
@@ -152,7 +154,8 @@ TEST(StrategyPlacement, ParametersGetTheBlocksSemiAutoParallelCutsThemTo) {
 TEST(StrategyPlacement, TheParametersSectionNamesTheFirstOpReadingEachParameter) {
   const Net net = seed002();
   const StrategyTable table{{"matmul/MatMul", {{{2, 4}, {4, 1}}}}};
-  const std::string text = strategy_json_with_parameters(table, parameter_places(net.g, shard_graph(net.g, net.outputs, table, 8)));
+  const GraphSharding gs = shard_graph(net.g, net.outputs, table, 8);
+  const std::string text = strategy_json_with_parameters(table, parameter_places(net.g, gs));
   EXPECT_EQ(text,
             "{\n  \"version\": 1,\n  \"strategies\": {\n    \"matmul/MatMul\": {\"in_strategy\":[[2,4],[4,1]]}\n  },\n"
             "  \"parameters\": {\n    \"w\": {\"op\":\"matmul/MatMul\",\"input\":1},\n"
@@ -183,8 +186,8 @@ TEST(StrategyPlacement, AFileThatDoesNotFitIsRefusedNamingItAndTheRule) {
     sfckpt::place_by_strategy_file(file, manifest_of({{"w", {4, 4}}}), 6);
     ADD_FAILURE() << "a split of 3 over a dim of 4 was placed";
   } catch (const sfckpt::UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).find("strategy file '" + file + "', parameter 'w', in_strategy[1] of 'm/MatMul'"), 0u)
-        << e.what();
+    const std::string where = "strategy file '" + file + "', parameter 'w', in_strategy[1] of 'm/MatMul'";
+    EXPECT_EQ(std::string(e.what()).find(where), 0u) << e.what();
     EXPECT_NE(std::string(e.what()).find("does not divide dim 1 of size 4"), std::string::npos) << e.what();
   }
   EXPECT_THROW(sfckpt::place_by_strategy_file(file, m, 4), sfckpt::UsageError);  // 3 devices do not divide 4
