@@ -1,7 +1,6 @@
 #include "examples/example_main.h"
 
 #include <exception>
-#include <filesystem>
 #include <iostream>
 
 #include <shardflow/comm/bootstrap/init.h>
