@@ -212,10 +212,11 @@ int main(int argc, char** argv) {
       shard(net, from_file, job.size);
       sf::Graph g;
       const int loss = global_graph(net, g);
-      const sf::StrategyTable used = sf::strategies_of(g, sf::shard_graph(g, {loss}, net.strategies(), job.size));
+      const sf::GraphSharding sharding = sf::shard_graph(g, {loss}, net.strategies(), job.size);
+      const sf::StrategyTable used = sf::strategies_of(g, sharding);
       if (o.strategies.explain)
         std::cout << ex::explain_semi_auto(used, net.strategies(), from_file.empty() ? "shard()" : "the strategy file");
-      if (!o.strategies.save_strategy_file.empty()) sf::save_strategy_file(o.strategies.save_strategy_file, used);
+      if (!o.strategies.save_strategy_file.empty()) sf::save_strategy_file(o.strategies.save_strategy_file, g, sharding);
     }
     return ex::Next::kJoin;
   };

@@ -16,6 +16,7 @@
 #include <shardflow/ops/printer.h>
 #include <shardflow/parallel/context.h>
 #include <shardflow/parallel/layout.h>
+#include <shardflow/parallel/parameter_places.h>
 #include <shardflow/parallel/strategy_file.h>
 #include <shardflow/pipeline/action.h>
 #include <shardflow/pipeline/schedule.h>

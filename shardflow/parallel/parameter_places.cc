@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <shardflow/core/text_file.h>
 #include <shardflow/parallel/strategy_file.h>
 
 namespace sf {
@@ -42,6 +43,10 @@ std::string strategy_json_with_parameters(const StrategyTable& table, const Para
   // Drop the newline before the final brace, so the section follows "strategies" directly.
   const size_t before = text.find_last_not_of('\n', end - 1);
   return text.substr(0, before + 1) + section + text.substr(end);
+}
+
+void save_strategy_file(const std::string& path, const Graph& global, const GraphSharding& sharding) {
+  write_text_file(path, strategy_json_with_parameters(strategies_of(global, sharding), parameter_places(global, sharding)));
 }
 
 }  // namespace sf

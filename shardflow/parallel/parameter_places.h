@@ -39,4 +39,9 @@ ParameterPlaces parameter_places(const Graph& global, const GraphSharding& shard
 /// strategy_json(table) with a "parameters" section holding `places`, one parameter per line.
 std::string strategy_json_with_parameters(const StrategyTable& table, const ParameterPlaces& places);
 
+/// Writes what a sharded graph ran with to `path`: every op's strategy (strategies_of) and the
+/// "parameters" section (parameter_places), so that the file both reproduces the job and lays a
+/// checkpoint out for it. Throws as save_strategy_file.
+void save_strategy_file(const std::string& path, const Graph& global, const GraphSharding& sharding);
+
 }  // namespace sf

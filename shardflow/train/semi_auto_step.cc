@@ -6,6 +6,7 @@
 #include <shardflow/core/error.h>
 #include <shardflow/ops/collective_builder.h>
 #include <shardflow/parallel/auto_parallel.h>
+#include <shardflow/parallel/parameter_places.h>
 #include <shardflow/parallel/redistribution/layout_edits.h>
 #include <shardflow/parallel/sharding/local_block.h>
 #include <shardflow/parallel/strategy_file.h>
@@ -76,7 +77,7 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   }
   // One writer: every rank's table is the same.
   if (!context.strategy_ckpt_save_file.empty() && rank == 0)
-    save_strategy_file(context.strategy_ckpt_save_file, strategies_of(sp->global, sp->sharding));
+    save_strategy_file(context.strategy_ckpt_save_file, sp->global, sp->sharding);
   sp->local = build_local_graph(sp->global, sp->sharding, rank);
 
   Program& p = sp->program;
