@@ -22,6 +22,8 @@
 #include <shardflow/parallel/sharding/local_block.h>
 #include <shardflow/parallel/strategy.h>
 
+#include "tests/parallel/random_layouts.h"
+
 namespace sf {
 namespace {
 
@@ -159,35 +161,8 @@ TEST(ReshardPlan, ReplicasAreReadFromHoldersInTurn) {
 
 // ---- the property test ----
 
-// `n` as a product of random factors (some of them 1), in random order: a device matrix.
-std::vector<int64_t> random_mesh(int64_t n, std::mt19937& rng) {
-  std::vector<int64_t> dims;
-  int64_t left = n;
-  while (left > 1) {
-    std::vector<int64_t> divisors;
-    for (int64_t d = 2; d <= left; ++d)
-      if (left % d == 0) divisors.push_back(d);
-    const int64_t d = divisors[rng() % divisors.size()];
-    dims.push_back(d);
-    left /= d;
-  }
-  if (dims.empty() || rng() % 4 == 0) dims.push_back(1);
-  std::shuffle(dims.begin(), dims.end(), rng);
-  return dims;
-}
-
-// Each axis of `mesh` on a random dim (or none: replicated along it), axes of a dim in random order.
-TensorLayout random_layout(const DeviceMatrix& mesh, int dims, std::mt19937& rng) {
-  TensorLayout::TensorMap map(dims);
-  std::vector<int> axes(mesh.axes());
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  for (int a : axes) {
-    const int d = static_cast<int>(rng() % (dims + 1)) - 1;
-    if (d >= 0) map[d].push_back(a);
-  }
-  return TensorLayout(mesh, map);
-}
+using layouttest::random_layout;
+using layouttest::random_mesh;
 
 struct Case {
   int64_t m;

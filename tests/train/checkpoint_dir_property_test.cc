@@ -18,39 +18,14 @@
 #include <shardflow/parallel/shard_box.h>
 #include <shardflow/train/checkpoint/reader.h>
 #include <shardflow/train/checkpoint/save.h>
+#include "tests/parallel/random_layouts.h"
 #include "tests/train/checkpoint_dir_util.h"
 
 namespace sf {
 namespace {
 
-// `n` as a product of random factors (some of them 1), in random order: a device matrix.
-std::vector<int64_t> random_mesh(int64_t n, std::mt19937& rng) {
-  std::vector<int64_t> dims;
-  for (int64_t left = n; left > 1;) {
-    std::vector<int64_t> divisors;
-    for (int64_t d = 2; d <= left; ++d)
-      if (left % d == 0) divisors.push_back(d);
-    const int64_t d = divisors[rng() % divisors.size()];
-    dims.push_back(d);
-    left /= d;
-  }
-  if (dims.empty() || rng() % 4 == 0) dims.push_back(1);
-  std::shuffle(dims.begin(), dims.end(), rng);
-  return dims;
-}
-
-// Each axis of `mesh` on a random dim, or on none (the tensor is replicated along it).
-TensorLayout random_layout(const DeviceMatrix& mesh, int dims, std::mt19937& rng) {
-  TensorLayout::TensorMap map(static_cast<size_t>(dims));
-  std::vector<int> axes(static_cast<size_t>(mesh.axes()));
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  for (int a : axes) {
-    const int d = static_cast<int>(rng() % static_cast<uint32_t>(dims + 1)) - 1;
-    if (d >= 0) map[static_cast<size_t>(d)].push_back(a);
-  }
-  return TensorLayout(mesh, map);
-}
+using layouttest::random_layout;
+using layouttest::random_mesh;
 
 // Rank `rank`'s block of `global` under `layout`, copied element by element from its box: the
 // oracle, independent of the reshard planner the saver and reader use.
