@@ -53,7 +53,7 @@ int main(int argc, char** argv) try {
     model.train(1, dataset);
     const sf::SemiAutoProgram& sp = *model.semi_auto_program();            // after a step
     if (sf::comm::get_rank() == 0)                                         // one writer
-      sf::save_strategy_file("used.json", sf::strategies_of(sp.global, sp.sharding));
+      sf::save_strategy_file("used.json", sp.global, sp.sharding);
     // [by_hand]
   });
   const bool same = read("used.json") == read("strategies.json");
