@@ -17,8 +17,11 @@ using detail::rank_local_names;
 using detail::rank_row;
 using detail::Row;
 
-CheckpointDir::CheckpointDir(std::string dir, int64_t save_every, int keep)
-    : dir_(std::move(dir)), save_every_(save_every), keep_(keep) {
+CheckpointDir::CheckpointDir(std::string dir, int64_t save_every, int keep, bool async)
+    : dir_(std::move(dir)),
+      save_every_(save_every),
+      keep_(keep),
+      writer_(async ? std::make_unique<ckpt::AsyncCheckpointWriter>() : nullptr) {
   SF_ENFORCE(!dir_.empty(), InvalidArgument, "CheckpointDir: the checkpoint directory must not be empty");
   SF_ENFORCE(save_every_ >= 0, InvalidArgument, "CheckpointDir: save_every must be >= 0, got {}", save_every_);
   SF_ENFORCE(keep_ >= 0, InvalidArgument, "CheckpointDir: keep must be >= 0, got {}", keep_);
@@ -32,6 +35,15 @@ void CheckpointDir::on_step_end(const RunContext& ctx) {
 
 void CheckpointDir::on_train_end(const RunContext& ctx) {
   if (ctx.global_step != last_) save(ctx);
+  wait();
+}
+
+void CheckpointDir::wait() {
+  if (!writer_ || in_flight_ < 0) return;
+  const int64_t step = in_flight_;
+  in_flight_ = -1;  // over either way: a failed save is not waited for twice
+  writer_->wait();
+  saved_.push_back(step);
 }
 
 void CheckpointDir::save(const RunContext& ctx) {
@@ -45,14 +57,21 @@ void CheckpointDir::save(const RunContext& ctx) {
     tensors.push_back(ckpt::parameter_block(name, t, params));
     if (own.count(name)) tensors.push_back(rank_row(name, t, r));
   }
-  ckpt::save_checkpoint_dir(dir_, tensors,
-                            {.step = ctx.global_step,
-                             .parallel_mode = std::string(parallel_mode_name(get_auto_parallel_context().parallel_mode)),
-                             .state = state.scalars,
-                             .rank_state = state.scalars,
-                             .keep = keep_});
+  const ckpt::SaveOptions options{
+      .step = ctx.global_step,
+      .parallel_mode = std::string(parallel_mode_name(get_auto_parallel_context().parallel_mode)),
+      .state = state.scalars,
+      .rank_state = state.scalars,
+      .keep = keep_};
+  if (writer_) {
+    wait();  // the save in flight commits first (a second save completes the first)
+    writer_->save(dir_, tensors, options);
+    in_flight_ = ctx.global_step;
+  } else {
+    ckpt::save_checkpoint_dir(dir_, tensors, options);
+    saved_.push_back(ctx.global_step);
+  }
   last_ = ctx.global_step;
-  saved_.push_back(ctx.global_step);
 }
 
 }  // namespace sf

@@ -83,6 +83,10 @@ json holding_json(const ShardedTensor& t) {
           {"layout_rank", t.layout_rank}};
 }
 
+}  // namespace
+
+namespace detail {
+
 // One tensor of the plan every rank derives from the phase-1 reports.
 struct PlannedTensor {
   std::string name;
@@ -94,6 +98,16 @@ struct PlannedTensor {
   std::vector<BlockEntry> blocks;         // ranks and file; offset, bytes, crc32 after phase 2
   std::vector<int> writers;               // per block, its writing world rank
 };
+
+struct SavePlan {
+  std::vector<PlannedTensor> tensors;
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::PlannedTensor;
 
 std::vector<PlannedTensor> plan(const std::vector<json>& reports) {
   std::vector<PlannedTensor> out;
@@ -175,7 +189,8 @@ void prepare_step_dir(const std::string& dir, const std::string& step_dir) {
 }
 
 // Rank 0, phase 3: the manifest from the plan and every rank's phase-2 report, then the commit.
-std::vector<int64_t> commit(const std::string& dir, const std::string& step_dir, std::vector<PlannedTensor>& planned,
+std::vector<int64_t> commit(const std::string& dir, const std::string& step_dir,
+                            const std::vector<PlannedTensor>& planned,
                             const std::vector<json>& written, const SaveOptions& options) {
   Manifest m;
   m.step = options.step;
@@ -185,7 +200,7 @@ std::vector<int64_t> commit(const std::string& dir, const std::string& step_dir,
   for (size_t r = 0; r < written.size(); ++r)
     m.ranks.push_back(RankEntry{static_cast<int>(r), rank_file_name(static_cast<int>(r)),
                                 written[r]["bytes"].get<int64_t>(), written[r]["state"]});
-  for (PlannedTensor& p : planned) {
+  for (const PlannedTensor& p : planned) {
     TensorEntry t{p.name, p.shape, p.dtype, p.layout, {}};
     for (size_t b = 0; b < p.blocks.size(); ++b) {
       BlockEntry e = p.blocks[b];
@@ -209,58 +224,84 @@ std::vector<int64_t> commit(const std::string& dir, const std::string& step_dir,
 
 }  // namespace
 
-SaveReport save_checkpoint_dir(const std::string& dir, const std::vector<ShardedTensor>& tensors,
-                               const SaveOptions& options) {
+namespace detail {
+
+PendingSave begin_save(const std::string& dir, const std::vector<ShardedTensor>& tensors, const SaveOptions& options) {
   comm::RankContext* ctx = comm::current_rank_or_null();
   const int rank = ctx ? ctx->rank() : 0;
-  SaveReport report;
-  report.step_dir = (fs::path(dir) / step_dir_name(options.step)).string();
-  const std::string what = fmt::format("checkpoint '{}'", brief_text(report.step_dir));
+  PendingSave save;
+  save.dir = dir;
+  save.options = options;
+  save.report.step_dir = (fs::path(dir) / step_dir_name(options.step)).string();
+  save.what = fmt::format("checkpoint '{}'", brief_text(save.report.step_dir));
+  save.rank_path = (fs::path(save.report.step_dir) / rank_file_name(rank)).string();
 
   // Phase 1: what every rank holds; rank 0 has prepared the directory before it reports.
   std::optional<Failure> failed = capture([&] {
     SF_ENFORCE(options.step >= 0, InvalidArgument, "step must be >= 0, got {}", options.step);
     SF_ENFORCE(options.keep >= 0, InvalidArgument, "keep must be >= 0, got {}", options.keep);
     check_holdings(tensors);
-    if (rank == 0) prepare_step_dir(dir, report.step_dir);
+    if (rank == 0) prepare_step_dir(dir, save.report.step_dir);
   });
   json holdings{{"error", failure_json(failed)}, {"tensors", json::array()}};
   if (!failed)
     for (const ShardedTensor& t : tensors) holdings["tensors"].push_back(holding_json(t));
   const std::vector<json> reports = gather_json(holdings);
-  throw_first_failure(reports, what + ": save refused");
-  std::vector<PlannedTensor> planned;
+  throw_first_failure(reports, save.what + ": save refused");
+  auto planned = std::make_shared<SavePlan>();
   try {
-    planned = plan(reports);
+    planned->tensors = plan(reports);
   } catch (const Error& e) {
-    SF_THROW(InvalidArgument, "{}: save refused: {}", what, e.what());
+    SF_THROW(InvalidArgument, "{}: save refused: {}", save.what, e.what());
   }
+  for (const PlannedTensor& p : planned->tensors)
+    for (size_t b = 0; b < p.blocks.size(); ++b)
+      if (p.writers[b] == rank)
+        for (const ShardedTensor& t : tensors)
+          if (t.name == p.name) save.blocks.emplace_back(t.name, t.local);
+  save.plan = std::move(planned);
+  return save;
+}
 
-  // Phase 2: this rank's file, fsync'ed, then its blocks reported.
-  WrittenFile file;
-  failed = capture([&] {
-    std::vector<std::pair<std::string, Tensor>> mine;
-    for (const PlannedTensor& p : planned)
-      for (size_t b = 0; b < p.blocks.size(); ++b)
-        if (p.writers[b] == rank)
-          for (const ShardedTensor& t : tensors)
-            if (t.name == p.name) mine.emplace_back(t.name, t.local);
-    file = write_rank_file((fs::path(report.step_dir) / rank_file_name(rank)).string(), mine);
-  });
-  json done{{"error", failure_json(failed)}, {"bytes", file.bytes}, {"state", options.rank_state},
+void write_pending(PendingSave& save) noexcept {
+  // Any exception is this rank's failure to write: it must reach finish_save's collective, so
+  // that every rank throws it, rather than end a background thread.
+  try {
+    save.file = write_rank_file(save.rank_path, save.blocks);
+    save.write_error = nullptr;
+  } catch (const std::exception& e) {
+    save.write_error = failure_json(failure_of(e));
+  }
+}
+
+SaveReport finish_save(PendingSave& save) {
+  comm::RankContext* ctx = comm::current_rank_or_null();
+  const int rank = ctx ? ctx->rank() : 0;
+  // Phase 2's report: this rank's blocks, once its file is on disk.
+  json done{{"error", save.write_error}, {"bytes", save.file.bytes}, {"state", save.options.rank_state},
             {"blocks", json::array()}};
-  for (const WrittenBlock& b : file.blocks)
+  for (const WrittenBlock& b : save.file.blocks)
     done["blocks"].push_back({{"name", b.name}, {"offset", b.offset}, {"bytes", b.bytes}, {"crc32", b.crc32}});
   const std::vector<json> written = gather_json(done);
-  throw_first_failure(written, what + ": save failed, not committed");
-  report.bytes_written = file.bytes;
+  throw_first_failure(written, save.what + ": save failed, not committed");
+  SaveReport report = save.report;
+  report.bytes_written = save.file.bytes;
 
   // Phase 3: rank 0 commits; every rank learns whether it did.
-  failed = capture([&] {
-    if (rank == 0) report.removed = commit(dir, report.step_dir, planned, written, options);
+  std::optional<Failure> failed = capture([&] {
+    if (rank == 0) report.removed = commit(save.dir, report.step_dir, save.plan->tensors, written, save.options);
   });
-  throw_first_failure(gather_json(json{{"error", failure_json(failed)}}), what + ": commit failed");
+  throw_first_failure(gather_json(json{{"error", failure_json(failed)}}), save.what + ": commit failed");
   return report;
+}
+
+}  // namespace detail
+
+SaveReport save_checkpoint_dir(const std::string& dir, const std::vector<ShardedTensor>& tensors,
+                               const SaveOptions& options) {
+  detail::PendingSave save = detail::begin_save(dir, tensors, options);
+  detail::write_pending(save);
+  return detail::finish_save(save);
 }
 
 }  // namespace sf::ckpt

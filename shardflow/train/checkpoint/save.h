@@ -18,19 +18,23 @@
 /// without manifest.json is never loaded (train/checkpoint/reader.h names it incomplete), and
 /// DIR/latest only moves after the commit. DIR must be one file system that every rank sees.
 ///
-/// Phase 2's write needs only this rank's blocks (train/checkpoint/rank_file.h): an
-/// asynchronous save can stage copies, return, and run phases 2 and 3 on a background thread.
+/// Phase 2's write needs only this rank's blocks (train/checkpoint/rank_file.h): the
+/// asynchronous save (train/checkpoint/async_save.h) runs the same three steps below
+/// (begin_save, write_pending, finish_save) with the write on a background thread over copies.
 ///
 /// Threading: every rank of the world calls it with the same DIR and step, in the same order
 /// as its other collectives.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <shardflow/train/checkpoint/rank_file.h>
 #include <shardflow/train/checkpoint/sharded_tensor.h>
 
 namespace sf::ckpt {
@@ -58,7 +62,40 @@ struct SaveReport {
 /// system), naming the checkpoint, the rank and the rule: a name listed twice; ranks that
 /// disagree on a tensor's shape, dtype or layout; a layout rank no rank holds; a partial
 /// layout; a step already committed. Throws PeerLost if a rank does not take part.
+/// It is begin_save, write_pending and finish_save in a row.
 SaveReport save_checkpoint_dir(const std::string& dir, const std::vector<ShardedTensor>& tensors,
                                const SaveOptions& options);
+
+namespace detail {
+
+struct SavePlan;  // phase 1's plan: who writes which block (save.cc)
+
+/// A save past phase 1: agreed on by every rank, its step directory prepared, nothing written.
+/// Holds what phases 2 and 3 need, so that the write can run elsewhere (async_save.h).
+struct PendingSave {
+  std::string dir;                                     ///< the checkpoint directory
+  SaveOptions options;                                 ///< as given
+  SaveReport report;                                   ///< step_dir set; the rest after finish_save
+  std::string what;                                    ///< "checkpoint 'DIR/step_<n>'", for errors
+  std::string rank_path;                               ///< this rank's data file
+  std::vector<std::pair<std::string, Tensor>> blocks;  ///< the blocks this rank writes (name, local)
+  std::shared_ptr<const SavePlan> plan;                ///< phase 1's plan
+  WrittenFile file;                                    ///< set by write_pending
+  nlohmann::json write_error;                          ///< null, or write_pending's failure
+};
+
+/// Phase 1 (a collective): checks, rank 0 prepares the step directory, every rank agrees on the
+/// plan. Throws the refusals save_checkpoint_dir names, on every rank alike.
+PendingSave begin_save(const std::string& dir, const std::vector<ShardedTensor>& tensors, const SaveOptions& options);
+
+/// Phase 2's file I/O (no collective; any thread): writes and fsyncs `save.blocks` to
+/// `save.rank_path`. A failure is kept in `save.write_error`, reported by finish_save.
+void write_pending(PendingSave& save) noexcept;
+
+/// Phase 2's report and phase 3 (collectives, on the rank's thread, after write_pending): rank 0
+/// commits; returns the report, or throws the first failure of any rank on every rank alike.
+SaveReport finish_save(PendingSave& save);
+
+}  // namespace detail
 
 }  // namespace sf::ckpt
