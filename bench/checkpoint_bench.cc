@@ -12,15 +12,26 @@
 //          page cache, the files having just been written, so the comparison is fair but
 //          measures the read path, not the device.
 //          Then each load rank's bytes read against its shard bytes (goal <= 1.1x).
+//   async  AsyncCheckpointWriter (train/checkpoint/async_save.h) on the same ranks and state:
+//          rank 0's blocking time in save() (phase 1's agreement, then one copy of each block it
+//          writes into staging buffers reused across saves) against a plain memcpy of the same
+//          local blocks into buffers reused likewise, every rank copying at once as in the save
+//          (goal <= 1.2x). Then a "training step" — one fixed OpenBLAS sgemm of --step-n, on one
+//          BLAS thread — timed while a save of the whole state by one rank is written in the
+//          background, against the same step with no save (goal within 10%). On a machine of few
+//          cores (2 here) the writer thread competes with the step for CPU (its copy into the
+//          page cache and its CRC32s) and for memory bandwidth: that is what the ratio measures.
 //
 // Every figure is the median of --repeat runs (saves and writes alternate, then loads and
 // reads alternate). --dir names where the run's fresh directory is made (default /tmp); it is
 // removed at the end.
 //
-//   ./build/bench/checkpoint_bench [--mb 256] [--ranks 4] [--load-ranks 3] [--repeat 3] [--dir DIR]
+//   ./build/bench/checkpoint_bench [--mb 256] [--ranks 4] [--load-ranks 3] [--repeat 3] [--step-n 384] [--dir DIR]
 
 #include <fcntl.h>
 #include <unistd.h>
+
+#include <cblas.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -41,6 +52,7 @@
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/core/error.h>
+#include <shardflow/train/checkpoint/async_save.h>
 #include <shardflow/train/checkpoint/reader.h>
 #include <shardflow/train/checkpoint/save.h>
 
@@ -139,6 +151,88 @@ double time_save(const std::string& dir, const State& s, int64_t step) {
   return seconds;
 }
 
+// Rank `rank`'s blocks of the state, as saved under row_split(ranks).
+std::vector<sf::ckpt::ShardedTensor> rank_blocks(const State& s, int rank, int ranks) {
+  std::vector<sf::ckpt::ShardedTensor> mine;
+  for (int t = 0; t < s.tensors; ++t)
+    mine.push_back({tensor_name(t), block_of(s, t, rank, ranks), {s.rows, kCols}, row_split(ranks), rank});
+  return mine;
+}
+
+struct Blocking {
+  std::vector<double> save, copy;  // per run, rank 0's seconds
+};
+
+// `repeat` asynchronous saves (steps first, first + 1, ...; keep 1) after one untimed warm-up
+// that allocates the staging buffers, each against a memcpy of the same blocks; rank 0's time
+// from a barrier to save()'s return, or to the end of its copy.
+Blocking time_async_blocking(const std::string& dir, const State& s, int64_t first, int repeat) {
+  const int ranks = sf::comm::job().size;
+  Blocking out;
+  sf::comm::run_ranks([&] {
+    const int rank = sf::comm::get_rank();
+    const std::vector<sf::ckpt::ShardedTensor> mine = rank_blocks(s, rank, ranks);
+    std::vector<sf::Tensor> dst;
+    for (const sf::ckpt::ShardedTensor& t : mine) dst.push_back(sf::Tensor::zeros(t.local.shape()));  // touched
+    sf::ckpt::AsyncCheckpointWriter writer;
+    writer.save(dir, mine, {.step = first, .keep = 1});
+    writer.wait();
+    for (int k = 1; k <= repeat; ++k) {
+      sf::comm::barrier({});
+      auto t0 = Clock::now();
+      for (size_t i = 0; i < mine.size(); ++i) std::memcpy(dst[i].raw(), mine[i].local.raw(), mine[i].local.nbytes());
+      if (rank == 0) out.copy.push_back(seconds_since(t0));
+      sf::comm::barrier({});
+      t0 = Clock::now();
+      writer.save(dir, mine, {.step = first + k, .keep = 1});
+      if (rank == 0) out.save.push_back(seconds_since(t0));
+      writer.wait();
+    }
+  });
+  return out;
+}
+
+// The stand-in training step: C = A B, (n x n) f32, on one BLAS thread.
+struct Step {
+  explicit Step(int n) : n(n), a(sf::Tensor::full({n, n}, 0.5f)), b(sf::Tensor::full({n, n}, 0.25f)),
+                         c(sf::Tensor::zeros({n, n})) {}
+  double run() {
+    const auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.f32(), n, b.f32(), n, 0.0f, c.f32(), n);
+    return seconds_since(t0);
+  }
+  int n;
+  sf::Tensor a, b, c;
+};
+
+struct StepTimes {
+  std::vector<double> without, during;  // every step's seconds
+};
+
+// On this thread (no rank: the save is one rank's, of the whole state): per run, 30 steps with
+// no save, then steps while a save is written in the background.
+StepTimes time_steps_during_save(const std::string& dir, const State& s, int64_t first, int repeat, int n) {
+  std::vector<sf::ckpt::ShardedTensor> whole;
+  for (int t = 0; t < s.tensors; ++t)
+    whole.push_back(sf::ckpt::ShardedTensor::whole(tensor_name(t), block_of(s, t, 0, 1)));
+  Step step(n);
+  StepTimes out;
+  sf::ckpt::AsyncCheckpointWriter writer;
+  writer.save(dir, whole, {.step = first, .keep = 1});  // warm-up: the staging buffers
+  writer.wait();
+  for (int k = 1; k <= repeat; ++k) {
+    for (int i = 0; i < 30; ++i) out.without.push_back(step.run());
+    writer.save(dir, whole, {.step = first + k, .keep = 1});
+    while (!writer.written()) out.during.push_back(step.run());
+    writer.wait();
+  }
+  return out;
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
 struct LoadResult {
   double seconds = 0;
   std::vector<int64_t> read, shard;  // per load rank: bytes read from rank files, its blocks' bytes
@@ -179,7 +273,7 @@ int main(int argc, char** argv) {
   std::string run_dir;
   int code = 0;
   try {
-    int mb = 256, ranks = 4, load_ranks = 3, repeat = 3, tensors = 16;
+    int mb = 256, ranks = 4, load_ranks = 3, repeat = 3, tensors = 16, step_n = 384;
     std::string parent = "/tmp";
     CLI::App app{"Distributed checkpoint save and load against dd's sequential write and read"};
     app.add_option("--mb", mb, "size of the training state in MiB")->check(sf::cli::kPositive);
@@ -187,6 +281,7 @@ int main(int argc, char** argv) {
     app.add_option("--load-ranks", load_ranks, "ranks that load (resharded)")->check(sf::cli::kPositive);
     app.add_option("--tensors", tensors, "f32 matrices the state is made of")->check(sf::cli::kPositive);
     app.add_option("--repeat", repeat, "runs of each measurement; the median is printed")->check(sf::cli::kPositive);
+    app.add_option("--step-n", step_n, "the stand-in step's sgemm size (n x n x n)")->check(sf::cli::kPositive);
     app.add_option("--dir", parent, "where the run's fresh directory is made (removed at the end)")
         ->check(CLI::ExistingDirectory);
     CLI11_PARSE(app, argc, argv);
@@ -218,7 +313,10 @@ int main(int argc, char** argv) {
       save_t.push_back(time_save(ckpt_dir, s, k));
       write_t.push_back(time_dd_write(dd_file, s.bytes()));
     }
+    const Blocking blocking = time_async_blocking(run_dir + "/async", s, 0, repeat);
     sf::comm::release();
+    openblas_set_num_threads(1);
+    const StepTimes steps = time_steps_during_save(run_dir + "/async1", s, 0, repeat, step_n);
     LoadResult last;
     for (int k = 0; k < repeat; ++k) {
       last = time_load(ckpt_dir, s, load_ranks);
@@ -236,6 +334,17 @@ int main(int argc, char** argv) {
     line(fmt::format("CheckpointReader, {} -> {} ranks (page cache)", ranks, load_ranks), load,
          fmt::format("{:.2f}x of dd read", read / load));
     line("dd read bs=4M (page cache)", read, "");
+    const double blocked = median(blocking.save), copied = median(blocking.copy);
+    fmt::print("{:<44} {:>9.2f} ms {:>10}  {:.2f}x of memcpy (goal <= 1.20x)\n",
+               fmt::format("AsyncCheckpointWriter::save blocks, {} ranks", ranks), blocked * 1e3, "", blocked / copied);
+    fmt::print("{:<44} {:>9.2f} ms\n", fmt::format("memcpy of rank 0's blocks ({})", mib(s.bytes() / ranks)),
+               copied * 1e3);
+    const double during = mean(steps.during), without = mean(steps.without);
+    fmt::print("{:<44} {:>9.2f} ms {:>10}  {:.2f}x of a step without (goal <= 1.10x), {} steps\n",
+               fmt::format("step (sgemm {}^3) while 1 rank writes {}", step_n, mib(s.bytes())), during * 1e3, "",
+               during / without, steps.during.size());
+    fmt::print("{:<44} {:>9.2f} ms {:>10}  {} steps\n", "step without a save", without * 1e3, "",
+               steps.without.size());
     for (int r = 0; r < load_ranks; ++r) {
       const int64_t got = last.read[static_cast<size_t>(r)], want = last.shard[static_cast<size_t>(r)];
       fmt::print("load rank {:<34} {:>11} read {:>11} shard  {:.3f}x (goal <= 1.10x)\n", r, mib(got), mib(want),

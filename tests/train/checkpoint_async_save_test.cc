@@ -65,6 +65,7 @@ TEST(CheckpointAsyncSave, WritesWhatTheSynchronousSaveWritesThoughTheCallerOverw
     EXPECT_EQ(report->step_dir, async_dir + "/step_5");
     bytes[static_cast<size_t>(rank)] = report->bytes_written;
     EXPECT_FALSE(writer.in_flight());
+    EXPECT_TRUE(writer.written());
     EXPECT_FALSE(writer.wait().has_value()) << "nothing in flight";
   });
   expect_loads_back(async_dir + "/step_5");
@@ -122,7 +123,8 @@ Outcome train(const std::string& save_dir, const std::string& resume = "") {
   set_seed(resume.empty() ? 4 : 77);
   auto net = std::make_shared<nn::SequentialCell>(std::vector<nn::CellPtr>{
       std::make_shared<nn::Dense>(6, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Dense>(8, 3)});
-  Model model(*net, std::make_shared<nn::CrossEntropyLoss>(), std::make_shared<nn::Adam>(net->trainable_params(), 0.01f));
+  Model model(*net, std::make_shared<nn::CrossEntropyLoss>(),
+              std::make_shared<nn::Adam>(net->trainable_params(), 0.01f));
   dataset::Dataset data = dataset::Dataset::generator(
       [](int64_t i) {
         Tensor x({6});

@@ -31,7 +31,11 @@ void AsyncCheckpointWriter::save(const std::string& dir, const std::vector<Shard
     save.blocks[i].second = dst;
   }
   pending_ = std::move(save);
-  writer_ = std::thread([this] { detail::write_pending(*pending_); });
+  written_.store(false, std::memory_order_release);
+  writer_ = std::thread([this] {
+    detail::write_pending(*pending_);
+    written_.store(true, std::memory_order_release);
+  });
 }
 
 std::optional<SaveReport> AsyncCheckpointWriter::wait() {

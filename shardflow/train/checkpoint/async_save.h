@@ -24,6 +24,7 @@
 /// collective too); it swallows the save's error, so call wait() to learn it.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@ namespace sf::ckpt {
 /// Saves checkpoints with the write in the background (see the file comment).
 class AsyncCheckpointWriter {
  public:
+  /// A writer with nothing in flight and no staging buffers yet.
   AsyncCheckpointWriter() = default;
   /// Waits for a save in flight; its error, if any, is dropped (never thrown from here).
   ~AsyncCheckpointWriter();
@@ -52,11 +54,15 @@ class AsyncCheckpointWriter {
   std::optional<SaveReport> wait();
   /// Whether a save is in flight (started and not yet waited for).
   bool in_flight() const { return pending_.has_value(); }
+  /// Whether the save in flight has its file written and fsync'ed (wait() then only runs the
+  /// commit's collectives); true when none is in flight. A loop may poll it to wait() later.
+  bool written() const { return written_.load(std::memory_order_acquire); }
 
  private:
   std::optional<detail::PendingSave> pending_;
   std::thread writer_;
   std::vector<Tensor> staging_;  // the copies, reused while shapes and dtypes match
+  std::atomic<bool> written_{true};
 };
 
 }  // namespace sf::ckpt

@@ -68,7 +68,8 @@ SaveReport save_checkpoint_dir(const std::string& dir, const std::vector<Sharded
 
 namespace detail {
 
-struct SavePlan;  // phase 1's plan: who writes which block (save.cc)
+/// Phase 1's plan: who writes which block (defined in save.cc).
+struct SavePlan;
 
 /// A save past phase 1: agreed on by every rank, its step directory prepared, nothing written.
 /// Holds what phases 2 and 3 need, so that the write can run elsewhere (async_save.h).
