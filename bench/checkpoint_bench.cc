@@ -26,7 +26,7 @@
 // reads alternate). --dir names where the run's fresh directory is made (default /tmp); it is
 // removed at the end.
 //
-//   ./build/bench/checkpoint_bench [--mb 256] [--ranks 4] [--load-ranks 3] [--repeat 3] [--step-n 384] [--dir DIR]
+//   ./build/bench/checkpoint_bench [--mb 256] [--ranks 4] [--load-ranks 3] [--repeat 3] [--step-n 512] [--dir DIR]
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -209,8 +209,8 @@ struct StepTimes {
   std::vector<double> without, during;  // every step's seconds
 };
 
-// On this thread (no rank: the save is one rank's, of the whole state): per run, 30 steps with
-// no save, then steps while a save is written in the background.
+// On this thread (no rank: the save is one rank's, of the whole state): per run, steps while a
+// save is written in the background, then as many steps with no save.
 StepTimes time_steps_during_save(const std::string& dir, const State& s, int64_t first, int repeat, int n) {
   std::vector<sf::ckpt::ShardedTensor> whole;
   for (int t = 0; t < s.tensors; ++t)
@@ -221,10 +221,11 @@ StepTimes time_steps_during_save(const std::string& dir, const State& s, int64_t
   writer.save(dir, whole, {.step = first, .keep = 1});  // warm-up: the staging buffers
   writer.wait();
   for (int k = 1; k <= repeat; ++k) {
-    for (int i = 0; i < 30; ++i) out.without.push_back(step.run());
     writer.save(dir, whole, {.step = first + k, .keep = 1});
+    const size_t before = out.during.size();
     while (!writer.written()) out.during.push_back(step.run());
     writer.wait();
+    for (size_t i = before; i < out.during.size(); ++i) out.without.push_back(step.run());  // as many, alone
   }
   return out;
 }
@@ -273,7 +274,7 @@ int main(int argc, char** argv) {
   std::string run_dir;
   int code = 0;
   try {
-    int mb = 256, ranks = 4, load_ranks = 3, repeat = 3, tensors = 16, step_n = 384;
+    int mb = 256, ranks = 4, load_ranks = 3, repeat = 3, tensors = 16, step_n = 512;
     std::string parent = "/tmp";
     CLI::App app{"Distributed checkpoint save and load against dd's sequential write and read"};
     app.add_option("--mb", mb, "size of the training state in MiB")->check(sf::cli::kPositive);
