@@ -1,7 +1,7 @@
 // The asynchronous save (train/checkpoint/async_save.h): on 3 virtual ranks it writes the
 // checkpoint the synchronous save writes (files byte for byte, tensors loaded back bitwise); the
 // caller may overwrite its tensors as soon as save() returns; a second save commits the first;
-// an error is thrown on every rank alike; and a CheckpointDir run saving asynchronously every 30
+// an error (phase 1's, or one rank's background write) is thrown on every rank alike; and a CheckpointDir run saving asynchronously every 30
 // of 60 steps resumes from step 30 bitwise equal to the uninterrupted run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -109,6 +109,23 @@ TEST(CheckpointAsyncSave, AnErrorIsThrownOnEveryRankAlikeAndTheWriterSavesAgainA
   EXPECT_THAT(messages[0], StartsWith("checkpoint '" + blocked + "/ckpt/step_3': save refused: rank 0: cannot create "
                                       "checkpoint directory '" + blocked + "/ckpt'"));
   expect_loads_back(root + "/good/step_3");
+}
+
+// The background write's failure (phase 2, on one rank) reaches every rank at finish_save,
+// the collective AsyncCheckpointWriter::wait runs, and nothing is committed.
+TEST(CheckpointAsyncSave, ABackgroundWriteFailureOnOneRankIsThrownOnEveryRank) {
+  const std::string dir = ckpttest::fresh_dir();
+  std::vector<std::string> messages(kRanks);
+  traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int rank) {
+    ckpt::detail::PendingSave save = ckpt::detail::begin_save(dir, holdings(rank), {.step = 4});
+    if (rank == 1) fs::create_directory(dir + "/step_4/rank_1.data");  // rank 1's file cannot be opened
+    ckpt::detail::write_pending(save);
+    messages[static_cast<size_t>(rank)] = message_of<IoError>([&] { ckpt::detail::finish_save(save); });
+  });
+  for (int r = 1; r < kRanks; ++r) EXPECT_EQ(messages[static_cast<size_t>(r)], messages[0]);
+  EXPECT_THAT(messages[0], StartsWith("checkpoint '" + dir + "/step_4': save failed, not committed: rank 1: "));
+  EXPECT_TRUE(ckpt::list_steps(dir).committed.empty());
+  EXPECT_FALSE(fs::exists(dir + "/latest"));
 }
 
 // 60 steps (3 epochs of 20 batches of 8 rows) of a small classifier, saving every 30 steps

@@ -7,7 +7,7 @@
 ///   save():  phase 1 on the caller (the same collective as save_checkpoint_dir: refusals before
 ///            a byte is written, on every rank alike); the blocks this rank writes are copied into
 ///            staging buffers the writer owns (reused across saves of the same shapes); a thread
-///            starts writing and fsync'ing rank_<r>.data from them; save() returns.
+///            starts writing and fsync'ing `rank_<r>.data` from them; save() returns.
 ///   wait():  joins that thread, then phase 2's report and phase 3 (rank 0's commit, the outcome)
 ///            on the caller; returns the SaveReport or throws the save's error on every rank alike.
 ///
@@ -45,7 +45,7 @@ class AsyncCheckpointWriter {
   AsyncCheckpointWriter& operator=(const AsyncCheckpointWriter&) = delete;
 
   /// Finishes the save in flight (throwing its error, and then starting nothing), then starts
-  /// saving `tensors` to DIR/step_<options.step>/ as save_checkpoint_dir does, returning once
+  /// saving `tensors` to `DIR/step_<options.step>/` as save_checkpoint_dir does, returning once
   /// the blocks are copied and the write runs in the background. Phase 1's refusals are thrown
   /// here, on every rank alike, as save_checkpoint_dir throws them.
   void save(const std::string& dir, const std::vector<ShardedTensor>& tensors, const SaveOptions& options);

@@ -1,5 +1,5 @@
 /// @file
-/// A rank's data file of a distributed checkpoint (DIR/step_<n>/rank_<r>.data): the blocks
+/// A rank's data file of a distributed checkpoint (`DIR/step_<n>/rank_<r>.data`): the blocks
 /// this rank writes, raw row-major bytes one after another, each starting at a multiple of
 /// kBlockAlignment (zero padding between), and each one's CRC32. No header: the manifest says
 /// where everything is. Written and fsync'ed before the rank reports its blocks to rank 0, so a

@@ -1,14 +1,14 @@
 /// @file
 /// Saving a distributed checkpoint: a collective over the calling rank's world (virtual ranks
 /// in one process, or one rank per process over zmq or MPI; a thread with no rank saves alone)
-/// that writes DIR/step_<n>/ with a two-phase commit (docs/checkpoint_format.md, version 2):
+/// that writes `DIR/step_<n>/` with a two-phase commit (docs/checkpoint_format.md, version 2):
 ///
-///   1. rank 0 prepares DIR/step_<n>/ (a committed step is refused, an incomplete one
+///   1. rank 0 prepares `DIR/step_<n>/` (a committed step is refused, an incomplete one
 ///      replaced); every rank reports what it holds (AllGather of a small JSON text), and every
 ///      rank derives the same plan: each block of each tensor is written once, by the lowest
 ///      world rank holding it. A bad request on any rank is refused on every rank here,
 ///      before a byte is written.
-///   2. every rank writes rank_<r>.data and fsyncs it, then reports its blocks' offsets and
+///   2. every rank writes `rank_<r>.data` and fsyncs it, then reports its blocks' offsets and
 ///      CRC32s (AllGather).
 ///   3. rank 0 fsyncs the step directory, writes manifest.json.tmp, fsyncs, renames it to
 ///      manifest.json — the commit — fsyncs the directory, then replaces DIR/latest and prunes
@@ -41,7 +41,7 @@ namespace sf::ckpt {
 
 /// What to save besides the tensors.
 struct SaveOptions {
-  int64_t step = 0;            ///< the step directory's n (DIR/step_<n>), >= 0
+  int64_t step = 0;            ///< the step directory's n (`DIR/step_<n>`), >= 0
   std::string parallel_mode{};  ///< recorded in the manifest ("stand_alone", "data_parallel", ...)
   nlohmann::json state{};       ///< opaque, stored as the manifest's "state" (rank 0's is kept)
   nlohmann::json rank_state{};  ///< opaque, stored as this rank's "state"
@@ -50,12 +50,12 @@ struct SaveOptions {
 
 /// What a save did, on this rank.
 struct SaveReport {
-  std::string step_dir;              ///< DIR/step_<n>, committed
+  std::string step_dir;              ///< `DIR/step_<n>`, committed
   int64_t bytes_written = 0;         ///< this rank's data file
   std::vector<int64_t> removed;      ///< steps pruned by keep (rank 0; empty on the others)
 };
 
-/// Saves `tensors` (this rank's) to DIR/step_<options.step>/ (see the file comment). Every rank
+/// Saves `tensors` (this rank's) to `DIR/step_<options.step>/` (see the file comment). Every rank
 /// lists the tensors it holds; a tensor may be held by some ranks only (a pipeline stage's),
 /// but every layout rank of its layout must be held by some rank. Refused alike on every rank
 /// (InvalidArgument, or ShapeError for a local block of the wrong shape; IoError for the file
@@ -77,7 +77,7 @@ struct PendingSave {
   std::string dir;                                     ///< the checkpoint directory
   SaveOptions options;                                 ///< as given
   SaveReport report;                                   ///< step_dir set; the rest after finish_save
-  std::string what;                                    ///< "checkpoint 'DIR/step_<n>'", for errors
+  std::string what;                                    ///< `checkpoint 'DIR/step_<n>'`, for errors
   std::string rank_path;                               ///< this rank's data file
   std::vector<std::pair<std::string, Tensor>> blocks;  ///< the blocks this rank writes (name, local)
   std::shared_ptr<const SavePlan> plan;                ///< phase 1's plan
