@@ -65,7 +65,7 @@ void CheckpointDir::save(const RunContext& ctx) {
       .keep = keep_};
   if (writer_) {
     wait();  // the save in flight commits first (a second save completes the first)
-    writer_->save(dir_, tensors, options);
+    writer_->save_owned(dir_, tensors, options);  // capture_training_state's clones: no second copy
     in_flight_ = ctx.global_step;
   } else {
     ckpt::save_checkpoint_dir(dir_, tensors, options);

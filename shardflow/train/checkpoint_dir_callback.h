@@ -4,7 +4,8 @@
 /// says what is stored where).
 ///
 /// Saves are asynchronous by default (train/checkpoint/async_save.h): the step waits for phase
-/// 1's agreement and a copy of the rank's blocks; a background thread writes them, and the save
+/// 1's agreement and a copy of the rank's state (capture_training_state's, which the writer
+/// takes as it is: no second copy); a background thread writes it, and the save
 /// commits at the next save or at the end of training, so the last step is committed when
 /// Model::train returns.
 ///

@@ -1,8 +1,9 @@
 // The asynchronous save (train/checkpoint/async_save.h): on 3 virtual ranks it writes the
 // checkpoint the synchronous save writes (files byte for byte, tensors loaded back bitwise); the
-// caller may overwrite its tensors as soon as save() returns; a second save commits the first;
-// an error (phase 1's, or one rank's background write) is thrown on every rank alike; and a CheckpointDir run saving asynchronously every 30
-// of 60 steps resumes from step 30 bitwise equal to the uninterrupted run.
+// caller may overwrite its tensors as soon as save() returns; a second save commits the first
+// (save_owned: without a copy); an error (phase 1's, or one rank's background write) is thrown
+// on every rank alike; and a CheckpointDir run saving asynchronously every 30 of 60 steps
+// resumes from step 30 bitwise equal to the uninterrupted run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -84,7 +85,7 @@ TEST(CheckpointAsyncSave, ASecondSaveCommitsTheFirstAndTheDestructorCommitsTheLa
   traintest::run_world(kRanks, traintest::Wire::kInproc, [&](int rank) {
     ckpt::AsyncCheckpointWriter writer;
     writer.save(dir, holdings(rank), {.step = 1});
-    writer.save(dir, holdings(rank), {.step = 2, .keep = 1});
+    writer.save_owned(dir, holdings(rank), {.step = 2, .keep = 1});  // fresh tensors: written without a copy
     EXPECT_TRUE(fs::exists(dir + "/step_1/manifest.json")) << "the second save committed the first";
   });
   // The writers' destructors committed step 2, and its keep removed step 1 after that.

@@ -16,12 +16,22 @@ AsyncCheckpointWriter::~AsyncCheckpointWriter() {
 
 void AsyncCheckpointWriter::save(const std::string& dir, const std::vector<ShardedTensor>& tensors,
                                  const SaveOptions& options) {
+  start(dir, tensors, options, /*copy=*/true);
+}
+
+void AsyncCheckpointWriter::save_owned(const std::string& dir, const std::vector<ShardedTensor>& tensors,
+                                       const SaveOptions& options) {
+  start(dir, tensors, options, /*copy=*/false);
+}
+
+void AsyncCheckpointWriter::start(const std::string& dir, const std::vector<ShardedTensor>& tensors,
+                                  const SaveOptions& options, bool copy) {
   wait();
   detail::PendingSave save = detail::begin_save(dir, tensors, options);
   // One memcpy per block into buffers this writer owns: the caller's tensors are free again
   // when save() returns. Tensor::empty skips zeroing bytes about to be overwritten.
-  if (staging_.size() > save.blocks.size()) staging_.resize(save.blocks.size());
-  for (size_t i = 0; i < save.blocks.size(); ++i) {
+  if (copy && staging_.size() > save.blocks.size()) staging_.resize(save.blocks.size());
+  for (size_t i = 0; copy && i < save.blocks.size(); ++i) {
     const Tensor& src = save.blocks[i].second;
     if (i == staging_.size()) staging_.push_back(Tensor());
     Tensor& dst = staging_[i];

@@ -49,6 +49,10 @@ class AsyncCheckpointWriter {
   /// the blocks are copied and the write runs in the background. Phase 1's refusals are thrown
   /// here, on every rank alike, as save_checkpoint_dir throws them.
   void save(const std::string& dir, const std::vector<ShardedTensor>& tensors, const SaveOptions& options);
+  /// As save(), for tensors that are the save's own — fresh copies no one else writes, such as
+  /// capture_training_state's: the background thread writes them as they are, with no staging
+  /// copy (the caller must not change them until the save is waited for).
+  void save_owned(const std::string& dir, const std::vector<ShardedTensor>& tensors, const SaveOptions& options);
   /// Finishes the save in flight: its report once committed, or nullopt if none is in flight.
   /// Throws the save's error (IoError, ...) on every rank alike; the save is over either way.
   std::optional<SaveReport> wait();
@@ -59,6 +63,7 @@ class AsyncCheckpointWriter {
   bool written() const { return written_.load(std::memory_order_acquire); }
 
  private:
+  void start(const std::string& dir, const std::vector<ShardedTensor>& tensors, const SaveOptions& options, bool copy);
   std::optional<detail::PendingSave> pending_;
   std::thread writer_;
   std::vector<Tensor> staging_;  // the copies, reused while shapes and dtypes match
