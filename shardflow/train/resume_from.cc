@@ -104,13 +104,15 @@ ResumePoint resume_from(Model& model, const dataset::Dataset& train_set, const s
   const Row row = local_row(model);
   const std::set<std::string> own = same ? rank_local_names(model) : std::set<std::string>{};
   for (const ckpt::ShardedTensor& t : want) {
-    const ckpt::ShardedTensor mine = rank_row(t.name, t.local, row);
-    const ckpt::TensorEntry* saved_row = ckpt.manifest().find(mine.name);
-    if (own.count(t.name) && saved_row && saved_row->shape == mine.global) {
-      state.tensors.emplace_back(t.name, ckpt.read(mine.name, mine.layout, mine.layout_rank).view(t.local.shape()));
-    } else {
-      state.tensors.emplace_back(t.name, ckpt.read(t.name, t.layout, t.layout_rank));
+    if (own.count(t.name)) {
+      const ckpt::ShardedTensor mine = rank_row(t.name, t.local, row);
+      const ckpt::TensorEntry* saved_row = ckpt.manifest().find(mine.name);
+      if (saved_row && saved_row->shape == mine.global) {
+        state.tensors.emplace_back(t.name, ckpt.read(mine.name, mine.layout, mine.layout_rank).view(t.local.shape()));
+        continue;
+      }
     }
+    state.tensors.emplace_back(t.name, ckpt.read(t.name, t.layout, t.layout_rank));
   }
   return restore_training_state(model, train_set, state, source);
 }
