@@ -9,6 +9,11 @@
 // (step, index) order, holding back any that arrive early. Every collective node of the group
 // sends exactly one request per step.
 //
+// A pipeline runs phases of different micro-batches (steps) in the order of its schedule, not
+// step after step, so a streaming Runtime (actors/runtime.h, StreamSpec) gives the order
+// explicitly: one cycle of (step in cycle, index) pairs, repeated with the step advanced by the
+// cycle's length. Every rank of a group derives it from the same schedule.
+//
 // Threading: spawned detached (its own thread), because a collective blocks until every rank
 // has joined; N virtual ranks in one process would deadlock if their collectives blocked the
 // workers of a shared scheduler. Requests come from the group's op actors; each reply goes back
@@ -22,8 +27,10 @@
 #include <caf/stateful_actor.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include <shardflow/actors/messages.h>
 #include <shardflow/comm/group.h>
@@ -34,13 +41,19 @@ struct CollectiveActorSpec {
   comm::Group group;
   std::chrono::milliseconds timeout{0};
   int32_t count = 0;  // collective nodes of the group, indices 0 .. count-1
+  // The program order over one cycle of `cycle` steps: (step in cycle, index) pairs. Empty: every
+  // index in turn, once per step (cycle 1).
+  std::vector<std::pair<int64_t, int32_t>> order;
+  int64_t cycle = 1;
+  // Called after each collective ran (node, step, start and end on TraceRecorder's clock), or null.
+  std::function<void(const Node&, int64_t, int64_t, int64_t)> on_run;
 };
 
 struct CollectiveActorState {
   CollectiveActorSpec spec;
   std::map<std::pair<int64_t, int32_t>, CollectiveRequest> early;  // by (step, index)
-  int64_t next_step = 0;
-  int32_t next_index = 0;
+  size_t next = 0;         // position in spec.order
+  int64_t cycle_base = 0;  // the first step of the current cycle
   static inline const char* name = "sf.collective";
 };
 

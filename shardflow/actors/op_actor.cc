@@ -29,15 +29,28 @@ void finish_firing(caf::stateful_actor<OpActorState>* self, int r, int64_t step,
   StepState& shared = *spec.shared;
   if (shared.trace.enabled())
     shared.trace.lane(n.id).push_back({t0, TraceRecorder::now_ns(), TraceRecorder::this_thread(), step});
-  st.readers[r] = static_cast<int>(spec.consumers.size() + spec.fetch_indices.size());
-  for (const auto& c : spec.consumers) self->send(c.actor, DataMsg{c.slot, n.id, r, step, st.regs[r]});
-  for (int f : spec.fetch_indices) shared.deliver(f, st.regs[r], r);
+  if (shared.stream) {  // fetches are handed over during the call, the register stays the actor's
+    st.readers[r] = static_cast<int>(spec.consumers.size());
+    for (const auto& c : spec.consumers) self->send(c.actor, DataMsg{c.slot, n.id, r, step, st.regs[r]});
+    for (int f : spec.fetch_indices) {
+      try {
+        shared.stream->on_fetch(f, step, st.regs[r]);
+      } catch (...) {
+        shared.fail(std::current_exception());
+      }
+    }
+  } else {
+    st.readers[r] = static_cast<int>(spec.consumers.size() + spec.fetch_indices.size());
+    for (const auto& c : spec.consumers) self->send(c.actor, DataMsg{c.slot, n.id, r, step, st.regs[r]});
+    for (int f : spec.fetch_indices) shared.deliver(f, st.regs[r], r);
+  }
   for (auto& q : st.queues) {
     const DataMsg& m = q.front();
     if (m.producer >= 0) self->send((*spec.actors)[m.producer], AckMsg{m.reg});
     q.pop_front();
   }
   for (auto& t : st.inputs) t = Tensor();  // drop references to the producers' registers
+  if (spec.phase >= 0) shared.phase_fired(spec.phase, step);
 }
 
 // Fires as long as inputs and a register are available (OneFlow's "act until fail").

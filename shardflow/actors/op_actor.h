@@ -23,7 +23,7 @@ struct OpActorSpec {
   const Node* node = nullptr;
   // Per input slot: index of its queue, or -1 if the value is bound (a Parameter).
   std::vector<int> queue_of_slot;
-  int queues = 0;  // dynamic inputs, plus one tick queue for an op with none
+  int queues = 0;  // dynamic inputs, plus one tick (or gate) queue for an op with none or a gated one
   struct Consumer {
     caf::actor actor;
     int32_t slot;
@@ -32,6 +32,7 @@ struct OpActorSpec {
   std::vector<int> fetch_indices;
   const std::vector<caf::actor>* actors = nullptr;  // by node id, to acknowledge producers
   int registers = 2;
+  int phase = -1;  // streaming: the node's phase, counted down in shared->phase_left as it fires
   StepState* shared = nullptr;
   // A collective node: its group's collective actor and its place in the group's program order.
   caf::actor collective;

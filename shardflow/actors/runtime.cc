@@ -60,6 +60,12 @@ struct Runtime::Impl {
   std::vector<int> inputs;  // Input nodes some actor reads: each must be fed every step
   std::vector<char> fed;
   Feeds feeds;
+  // Streaming: per phase, the actors its admission gates (and the gate's slot); the actors of no
+  // phase, ticked for every step at a cycle's start; the actors per phase.
+  std::vector<std::vector<std::pair<caf::actor, int32_t>>> gates;
+  std::vector<caf::actor> cycle_ticks;
+  std::vector<int> phase_count;
+  int64_t cycle_base = -1;
   int actor_count = 0;
   int64_t step = 0;
   bool poisoned = false;
@@ -68,6 +74,8 @@ struct Runtime::Impl {
   void spawn_collective_actors(const std::vector<int>& order, std::vector<caf::actor>& actor_of,
                                std::vector<int32_t>& index_of);
   void validate(const Feeds& feeds);
+  void check_feeds(const Feeds& feeds);
+  void check_stream();
   void launch(const Feeds& feeds);
   void release_results();
   void rethrow_failure();
@@ -92,6 +100,14 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     const Node& n = g.node(im.fetches[f]);
     SF_ENFORCE(!n.def->is_source(), InvalidArgument, "runtime: cannot fetch source node {}", node_label(n));
     fetch_slots[n.id].push_back(static_cast<int>(f));
+  }
+  const StreamSpec* stream = opts.stream.get();
+  if (stream) {
+    im.check_stream();
+    im.shared.stream = stream;
+    im.gates.resize(stream->phases);
+    im.phase_count.assign(stream->phases, 0);
+    im.shared.phase_left = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(stream->phases * stream->cycle));
   }
   im.fed_to.resize(g.size());
   im.fed.resize(g.size());
@@ -129,15 +145,32 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
       spec.queue_of_slot.push_back(in.op == "Parameter" ? -1 : spec.queues++);
     }
     const bool tick = spec.queues == 0;
-    if (tick) spec.queues = 1;
+    bool gated = false;  // streaming: waits for its phase's admission on its last queue
+    if (stream) {
+      spec.phase = stream->phase_of[n.id];
+      if (stream->registers[n.id] > 0) spec.registers = stream->registers[n.id];
+      gated = spec.phase >= 0 && std::none_of(n.inputs.begin(), n.inputs.end(), [&](int in) {
+                return !g.node(in).def->is_source() && stream->phase_of[in] == spec.phase;
+              });
+    }
+    if (tick || gated) ++spec.queues;
     for (int c : unique_needed(consumers[n.id], needed)) {
       const Node& cn = g.node(c);
       for (int k = 0; k < static_cast<int>(cn.inputs.size()); ++k)
         if (cn.inputs[k] == n.id) spec.consumers.push_back({im.actors[c], k});
     }
+    const int phase = spec.phase;
+    const auto gate_slot = static_cast<int32_t>(n.inputs.size());
     im.actors[n.id] = im.sys.spawn(op_actor, std::move(spec));
     ++im.actor_count;
-    if (tick) im.tick_actors.push_back(im.actors[n.id]);
+    if (!stream) {
+      if (tick) im.tick_actors.push_back(im.actors[n.id]);
+    } else if (phase >= 0) {
+      ++im.phase_count[phase];
+      if (tick || gated) im.gates[phase].emplace_back(im.actors[n.id], gate_slot);
+    } else if (tick) {
+      im.cycle_ticks.push_back(im.actors[n.id]);
+    }
   }
   for (int id : order) {
     const Node& n = g.node(id);
@@ -168,6 +201,27 @@ void Runtime::Impl::spawn_collective_actors(const std::vector<int>& order, std::
     spec.group = group;
     spec.timeout = opts.collectives.timeout;
     index_of[id] = spec.count++;
+  }
+  if (const StreamSpec* stream = opts.stream.get()) {
+    for (auto& [name, spec] : specs) {
+      auto it = stream->collective_order.find(name);
+      SF_ENFORCE(it != stream->collective_order.end(), InvalidArgument,
+                 "runtime: the stream gives no order for the collectives of group '{}'", name);
+      spec.cycle = stream->cycle;
+      for (const auto& [step, id] : it->second) {
+        SF_ENFORCE(id >= 0 && id < g.size() && index_of[id] >= 0 && group_of(g.node(id)).name == name,
+                   InvalidArgument, "runtime: the order of group '{}' names node {}, not one of its collectives", name,
+                   id);
+        spec.order.emplace_back(step, index_of[id]);
+      }
+      SF_ENFORCE(static_cast<int64_t>(spec.order.size()) == spec.count * stream->cycle, InvalidArgument,
+                 "runtime: the order of group '{}' has {} entries for {} collectives over {} steps", name,
+                 spec.order.size(), spec.count, stream->cycle);
+      if (stream->on_collective)
+        spec.on_run = [cb = stream->on_collective](const Node& n, int64_t step, int64_t t0, int64_t t1) {
+          cb(n.id, step, t0, t1);
+        };
+    }
   }
   std::map<std::string, caf::actor> spawned;
   for (auto& [name, spec] : specs) {
@@ -233,8 +287,67 @@ void Runtime::Impl::rethrow_failure() {
   std::rethrow_exception(shared.error);  // as thrown: a PeerLost stays a PeerLost
 }
 
+void Runtime::Impl::check_stream() {
+  const StreamSpec& s = *opts.stream;
+  SF_ENFORCE(s.cycle >= 1 && s.phases >= 0, InvalidArgument, "runtime: a stream needs cycle >= 1 and phases >= 0");
+  SF_ENFORCE(static_cast<int>(s.phase_of.size()) == g.size() && static_cast<int>(s.registers.size()) == g.size(),
+             InvalidArgument, "runtime: the stream's phase_of and registers must have one entry per node ({})",
+             g.size());
+  for (int p : s.phase_of)
+    SF_ENFORCE(p >= -1 && p < s.phases, InvalidArgument, "runtime: phase {} outside [-1, {})", p, s.phases);
+  SF_ENFORCE(s.on_fetch, InvalidArgument, "runtime: a stream needs on_fetch");
+}
+
+void Runtime::Impl::check_feeds(const Feeds& feeds) {
+  for (const auto& [id, t] : feeds) {
+    const Node& n = g.node(id);
+    SF_ENFORCE(n.op == "Input", InvalidArgument, "runtime: {} is not an Input node", node_label(n));
+    check_binding(n, t);
+  }
+}
+
+void Runtime::begin_cycle() {
+  Impl& im = *impl_;
+  SF_ENFORCE(im.shared.stream, InvalidArgument, "runtime: begin_cycle() needs a streaming runtime");
+  SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
+  const int64_t cycle = im.shared.stream->cycle;
+  for (int p = 0; p < static_cast<int>(im.phase_count.size()); ++p)
+    for (int64_t s = 0; s < cycle; ++s) im.shared.left(p, s).store(im.phase_count[p], std::memory_order_release);
+  im.cycle_base = im.step;
+  for (int64_t s = 0; s < cycle; ++s)
+    for (auto& a : im.cycle_ticks) caf::anon_send(a, DataMsg{0, -1, 0, im.step + s, Tensor()});
+  im.step += cycle;
+}
+
+void Runtime::admit(int phase, int64_t step_in_cycle, const Feeds& feeds) {
+  Impl& im = *impl_;
+  SF_ENFORCE(im.cycle_base >= 0, InvalidArgument, "runtime: admit() before begin_cycle()");
+  SF_ENFORCE(phase >= 0 && phase < static_cast<int>(im.gates.size()) && step_in_cycle >= 0 &&
+                 step_in_cycle < im.shared.stream->cycle,
+             InvalidArgument, "runtime: no phase {} of step {} in this stream", phase, step_in_cycle);
+  im.check_feeds(feeds);
+  const int64_t step = im.cycle_base + step_in_cycle;
+  for (const auto& [id, t] : feeds)
+    for (const auto& [actor, slot] : im.fed_to[id]) caf::anon_send(actor, DataMsg{slot, -1, 0, step, t});
+  for (const auto& [actor, slot] : im.gates[phase]) caf::anon_send(actor, DataMsg{slot, -1, 0, step, Tensor()});
+}
+
+void Runtime::wait(int phase, int64_t step_in_cycle) {
+  Impl& im = *impl_;
+  StepState& st = im.shared;
+  {
+    std::unique_lock<std::mutex> lk(st.phase_mu);
+    st.phase_cv.wait(lk, [&] {
+      return st.failed.load(std::memory_order_acquire) ||
+             st.left(phase, step_in_cycle).load(std::memory_order_acquire) == 0;
+    });
+  }
+  im.rethrow_failure();
+}
+
 const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {
   Impl& im = *impl_;
+  SF_ENFORCE(!im.shared.stream, InvalidArgument, "runtime: a streaming runtime runs by admit(), not run()");
   SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
   im.validate(feeds);  // everything is checked before any actor is touched
   im.release_results();
@@ -247,6 +360,7 @@ const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {
 
 void Runtime::run_steps(const NextFn& next, const DoneFn& done) {
   Impl& im = *impl_;
+  SF_ENFORCE(!im.shared.stream, InvalidArgument, "runtime: a streaming runtime runs by admit(), not run_steps()");
   SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
   im.release_results();
   im.shared.busy.store(1, std::memory_order_release);

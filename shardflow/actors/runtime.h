@@ -14,11 +14,21 @@
 /// rank's context. Every rank must run the same sequence of collective nodes per group (same
 /// graph and fetches, up to its own Send/Receive), since the program order is the node order.
 ///
-/// Threading: run() and bind() are called from one thread at a time (the owner's); the
-/// actors run on the runtime's own worker threads. CAF is kept out of this header.
+/// Streaming (pipelines, StreamSpec): instead of whole steps, the owner admits one *phase* of
+/// one step at a time (a pipeline's F, B or W of a micro-batch; a step is a micro-batch), and
+/// each fetched value goes to a callback as soon as it is made. A phase's entry nodes wait for
+/// its admission, so the owner decides the order phases run in; nodes of no phase (a pipeline's
+/// posted-ahead receives) run as soon as a cycle begins. Collectives run in the order the spec
+/// gives per group, and a node may keep more registers than the default (a value a later phase
+/// reads stays in its producer's register until then: the register count bounds the steps in
+/// flight).
+///
+/// Threading: run(), bind() and the stream calls are made from one thread at a time (the
+/// owner's); the actors run on the runtime's own worker threads. CAF is kept out of this header.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +40,26 @@
 
 namespace sf {
 
+/// How a streaming Runtime runs (see the file comment). Node ids are the graph's.
+struct StreamSpec {
+  int64_t cycle = 1;  ///< steps per cycle (a pipeline's micro-batches per training step)
+  int phases = 0;     ///< phase ids are 0 .. phases-1
+  /// Per node id: its phase, or -1 for a node that runs once per step of a cycle from the
+  /// cycle's start on (it must have no Input to feed).
+  std::vector<int> phase_of;
+  /// Per node id: its register count, 0 for RuntimeOptions::registers.
+  std::vector<int> registers;
+  /// Per group name: the order of its collective nodes over a cycle, as (step in cycle, node id);
+  /// every collective node of the group once per step of the cycle.
+  std::map<std::string, std::vector<std::pair<int64_t, int>>> collective_order;
+  /// Called with (fetch index, step, value) on a worker thread as each fetched value is made;
+  /// the value is valid during the call only (its register is reused after).
+  std::function<void(int, int64_t, const Tensor&)> on_fetch;
+  /// Called after each collective node ran: (node id, step, start ns, end ns) on
+  /// TraceRecorder's clock (actors/trace.h), on the group's thread; may be null.
+  std::function<void(int, int64_t, int64_t, int64_t)> on_collective;
+};
+
 /// How a Runtime runs its graph: worker threads, registers per actor, tracing, comm groups.
 struct RuntimeOptions {
   int threads = 1;    ///< actor worker threads (OpenBLAS is single-threaded per call)
@@ -38,6 +68,8 @@ struct RuntimeOptions {
   /// This rank's groups, for graphs with collective nodes (a group missing here is taken from
   /// the calling thread's rank, actors/collective_context.h); checked when the runtime is built.
   CollectiveContext collectives = {};
+  /// Set: the runtime streams (see the file comment) and run()/run_steps() refuse.
+  std::shared_ptr<const StreamSpec> stream = nullptr;
 };
 
 /// Executes a Graph as an actor dataflow, one actor per op node, step after step.
@@ -70,6 +102,16 @@ class Runtime {
   /// Both run on a worker thread, one call at a time, in order; run_steps() returns when
   /// next() returns false and rethrows the first exception of an op, next() or done().
   void run_steps(const NextFn& next, const DoneFn& done);
+
+  /// Streaming: begins a cycle of StreamSpec::cycle steps; the nodes of no phase start on
+  /// every step of it. The previous cycle's phases must all have been waited for.
+  void begin_cycle();
+  /// Streaming: admits phase `phase` of step `step_in_cycle` of the current cycle, feeding
+  /// these Input values (checked first); returns at once.
+  void admit(int phase, int64_t step_in_cycle, const Feeds& feeds);
+  /// Streaming: blocks until every node of that phase and step has run; rethrows the first
+  /// error of any op.
+  void wait(int phase, int64_t step_in_cycle);
 
   /// The number of actor worker threads.
   int threads() const;

@@ -2,15 +2,19 @@
 // source tensors, the fetched results, the count of fetches still to come in the current
 // step, and the first error (typed, core/error_context.h). Actors count `remaining` down; the
 // last delivery either wakes the waiting caller or, inside a run_steps() loop, tells the
-// driver actor.
+// driver actor. A streaming runtime (StreamSpec) instead counts, per phase and step of the
+// cycle, the nodes still to run, and wakes the owner waiting for one to finish.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <memory>
 #include <exception>
 #include <functional>
 #include <mutex>
 #include <vector>
 
+#include <shardflow/actors/runtime.h>
 #include <shardflow/actors/trace.h>
 #include <shardflow/core/tensor.h>
 
@@ -27,6 +31,21 @@ struct StepState {
   std::mutex error_mu;
   std::exception_ptr error;  // first failure, typed, its message naming the op
   TraceRecorder trace;
+
+  // Streaming only: the spec, and per (phase, step in cycle) the nodes still to run.
+  const StreamSpec* stream = nullptr;
+  std::unique_ptr<std::atomic<int>[]> phase_left;
+  std::mutex phase_mu;
+  std::condition_variable phase_cv;
+
+  std::atomic<int>& left(int phase, int64_t step) { return phase_left[phase * stream->cycle + step % stream->cycle]; }
+  // Called by an actor of phase `phase` once it has fired for `step`.
+  void phase_fired(int phase, int64_t step) {
+    if (left(phase, step).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lk(phase_mu);
+      phase_cv.notify_all();
+    }
+  }
 
   // Called by an actor when one fetched value is ready.
   void deliver(int fetch_index, const Tensor& t, int reg) {
@@ -56,6 +75,8 @@ struct StepState {
     }
     failed.store(true, std::memory_order_release);
     release_caller();
+    std::lock_guard<std::mutex> lk(phase_mu);
+    phase_cv.notify_all();
   }
 };
 

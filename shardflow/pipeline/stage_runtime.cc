@@ -1,44 +1,30 @@
-// The stage actor is a caf::scoped_actor on the rank's thread: it does the blocking comm calls
-// (which need the rank's thread) and asks micro-batch actors, running on the rank's own actor
-// system, for each phase. Gradients and the loss are combined with collectives after the list.
+// The rank's thread walks the action list and admits phases to the streaming Runtime; the
+// Runtime's actors run the ops, the stage's collectives and the transfers. Gradients and the loss
+// are combined with collectives after the list.
 #include <shardflow/pipeline/stage_runtime.h>
 
 #include <algorithm>
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/scoped_actor.hpp>
-#include <caf/send.hpp>
-#include <chrono>
 #include <map>
-#include <optional>
+#include <mutex>
 #include <set>
+#include <tuple>
 
+#include <shardflow/actors/runtime.h>
+#include <shardflow/actors/trace.h>
 #include <shardflow/comm/all_gather.h>
 #include <shardflow/comm/all_reduce.h>
 #include <shardflow/comm/rank_context.h>
-#include <shardflow/comm/send_recv.h>
 #include <shardflow/core/error.h>
 #include <shardflow/core/error_context.h>
 #include <shardflow/ops/blas.h>
-#include <shardflow/pipeline/messages.h>
-#include <shardflow/pipeline/micro_batch_actor.h>
+#include <shardflow/parallel/sharding/local_block.h>
 #include <shardflow/pipeline/simulator.h>
 #include <shardflow/pipeline/transfers.h>
 
 namespace sf::pipeline {
 namespace {
 
-caf::actor_system_config one_thread_config() {
-  caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", size_t{1});
-  cfg.set("logger.verbosity", caf::atom("quiet"));
-  return cfg;
-}
-
-int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_us() { return TraceRecorder::now_ns() / 1000; }
 
 comm::Group group_of(const std::string& name, const std::vector<int>& ranks) {
   comm::RankContext& ctx = comm::current_rank();
@@ -55,100 +41,134 @@ void add_into(Tensor& acc, const Tensor& g) {
   for (int64_t i = 0; i < acc.numel(); ++i) a[i] += x[i];
 }
 
+// Every rank's block of `shape` under `a` equals its block under `b`.
+bool same_blocks(const TensorLayout& a, const TensorLayout& b, const Shape& shape, int ranks) {
+  for (int r = 0; r < ranks; ++r)
+    if (a.slice(shape, r) != b.slice(shape, r)) return false;
+  return true;
+}
+
 }  // namespace
 
 struct StageRuntime::Impl {
   std::shared_ptr<const std::vector<StageGraph>> stages;
   Schedule lowered;
   StageRuntimeOptions opts;
-  int p = 1, v = 1, m = 1, stage = 0, replica = 0, world = 1;
+  int p = 1, v = 1, m = 1;
+  StageProgram prog;
+  std::shared_ptr<StreamSpec> spec;
   comm::Group world_group;
-  std::optional<comm::Group> dp_group;
-  std::vector<std::pair<int, comm::Group>> shared;  // index in `names` -> the group of its stages
-  std::vector<std::string> names;                           // this rank's parameters
-  std::vector<Tensor> values;                               // per names
-  std::vector<std::vector<Tensor>> chunk_params;            // [chunk] per its stage's param_nodes
-  std::vector<std::vector<int>> chunk_index;                // [chunk] -> index into names
-  caf::actor_system_config cfg = one_thread_config();
-  caf::actor_system sys{cfg};
-  Timeline timeline;
 
-  const StageGraph& graph(int chunk) const { return (*stages)[chunk * p + stage]; }
-  int peer_rank(int virtual_stage) const { return (virtual_stage % p) * opts.dp + replica; }
-  int64_t tag(int direction, int receiver_virtual_stage, int micro) const {
-    return (static_cast<int64_t>(direction) * p * v + receiver_virtual_stage) * m + micro;
-  }
+  std::vector<std::string> names;      // this rank's parameters
+  std::vector<TensorLayout> layouts;   // per names
+  std::vector<Shape> shapes;           // per names: whole shapes
+  std::vector<std::vector<int>> chunk_index;  // [chunk][param of the chunk] -> index into names
+  struct Role {
+    int chunk = -1, param = -1;  // a gradient block; param -1: the loss
+  };
+  std::map<int, Role> roles;                // by fetched node id
+  std::vector<Role> fetch_roles;            // by fetch index (chunk -1: nothing to keep)
+  std::vector<std::vector<Tensor>> accumulated;  // [chunk][param of the chunk]: this step's sum
+  float loss_sum = 0;
+  std::vector<std::pair<int, comm::Group>> shared;  // index in names -> the group of its stages
+  std::vector<std::pair<comm::Group, std::vector<int>>> mirror;  // replica group -> indices in names
+  std::vector<size_t> stash_bytes;  // per chunk: bytes one micro-batch keeps between phases
+
+  std::mutex span_mu;
+  std::map<std::tuple<int, int, int64_t>, std::pair<int64_t, int64_t>> transfer_spans;  // (kind, chunk, micro)
+  Timeline timeline;
+  // Last: its actors call back into the members above until it is destroyed.
+  std::unique_ptr<Runtime> runtime;
+
+  void on_fetch(int f, const Tensor& t);
+  void on_transfer(int node, int64_t step, int64_t t0, int64_t t1);
+  void set_up_combine();
   void combine(std::vector<Tensor>& grads);
   void gather_timeline(const std::vector<Span>& mine, int64_t start_us);
 };
 
 StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages, const Schedule& schedule,
-                           const std::function<Tensor(const std::string&)>& param_value, StageRuntimeOptions opts)
+                           const ParamFn& param_value, StageRuntimeOptions opts)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   im.stages = std::move(stages);
-  im.opts = opts;
+  im.opts = std::move(opts);
   im.p = schedule.stages;
   im.v = schedule.chunks;
   im.m = schedule.micro_batches;
   comm::RankContext& ctx = comm::current_rank();
   im.world_group = ctx.world();
-  im.world = ctx.size();
-  SF_ENFORCE(opts.dp >= 1 && im.p * opts.dp == im.world, InvalidArgument,
-             "pipeline: {} stages x {} data-parallel replicas = {} devices, but the job has {}; choose "
-             "pipeline_stages and the data-parallel degree so that their product is the device count",
-             im.p, opts.dp, im.p * opts.dp, im.world);
+  const int world = ctx.size();
+  const int n = im.opts.per_stage;
+  SF_ENFORCE(n >= 1 && im.p * n == world, InvalidArgument,
+             "pipeline: {} stages x {} devices per stage = {} devices, but the job has {}; choose pipeline_stages "
+             "and the stage's devices so that their product is the device count",
+             im.p, n, im.p * n, world);
   SF_ENFORCE(static_cast<int>(im.stages->size()) == im.p * im.v, InvalidArgument,
              "pipeline: the network has {} stages but the schedule '{}' runs {} stages x {} chunks", im.stages->size(),
              schedule.name, im.p, im.v);
   SF_ENFORCE(im.p > 1 || im.v == 1, InvalidArgument,
              "pipeline: an interleaved schedule needs at least 2 stages, got 1 with {} chunks", im.v);
-  im.stage = ctx.rank() / opts.dp;
-  im.replica = ctx.rank() % opts.dp;
   // Stages (and the virtual devices of one process) call sgemm at the same time, each on its own
   // thread: a multi-threaded OpenBLAS would serialise them and spin its own threads.
   set_blas_threads(1);
   im.lowered = with_transfers(schedule);
   simulate_schedule(im.lowered);  // throws on an incomplete list or a deadlock, before any message
-  const bool split = splits_backward(schedule);
-  for (int c = 0; c < im.v; ++c)
-    SF_ENFORCE(im.graph(c).split_backward == split, InvalidArgument,
-               "pipeline: the stages were split {} a separate weight pass but schedule '{}' {} one",
-               split ? "without" : "with", schedule.name, split ? "has" : "has no");
+  im.prog = build_stage_program(*im.stages, im.lowered, im.opts.strategies, ctx.rank(),
+                                {.per_stage = n, .split_backward = splits_backward(schedule),
+                                 .gradients_mean = im.opts.gradients_mean});
 
   std::map<std::string, int> index;
-  im.chunk_params.resize(im.v);
-  im.chunk_index.resize(im.v);
-  for (int c = 0; c < im.v; ++c) {
-    for (const std::string& name : im.graph(c).param_names) {
-      auto [it, fresh] = index.emplace(name, static_cast<int>(im.names.size()));
+  for (size_t c = 0; c < im.prog.chunks.size(); ++c) {
+    const StageProgram::Chunk& ch = im.prog.chunks[c];
+    auto& idx = im.chunk_index.emplace_back();
+    for (size_t i = 0; i < ch.param_names.size(); ++i) {
+      auto [it, fresh] = index.emplace(ch.param_names[i], static_cast<int>(im.names.size()));
       if (fresh) {
-        im.names.push_back(name);
-        im.values.push_back(param_value(name));
+        im.names.push_back(ch.param_names[i]);
+        im.layouts.push_back(ch.param_layouts[i]);
+        im.shapes.push_back(ch.param_shapes[i]);
+      } else {
+        SF_ENFORCE(same_blocks(im.layouts[it->second], ch.param_layouts[i], ch.param_shapes[i], n), InvalidArgument,
+                   "pipeline: parameter '{}' is read by two chunks of stage {} in different layouts; give its ops "
+                   "strategies that cut it alike",
+                   ch.param_names[i], im.prog.stage);
       }
-      im.chunk_index[c].push_back(it->second);
-      im.chunk_params[c].push_back(im.values[it->second]);
+      idx.push_back(it->second);
+      im.roles[ch.param_grads[i]] = {static_cast<int>(c), static_cast<int>(i)};
+    }
+    if (ch.loss >= 0) im.roles[ch.loss] = {static_cast<int>(c), -1};
+  }
+  for (int id : im.prog.fetches) {
+    auto it = im.roles.find(id);
+    im.fetch_roles.push_back(it == im.roles.end() ? Impl::Role{} : it->second);
+  }
+  im.set_up_combine();
+
+  // What one micro-batch keeps between phases: the values whose registers outlive their phase.
+  im.stash_bytes.assign(im.v, 0);
+  for (int id = 0; id < im.prog.graph.size(); ++id) {
+    const int ph = im.prog.stream.phase_of[id];
+    if (im.prog.stream.registers[id] > 0 && ph >= 0) {
+      const Node& node = im.prog.graph.node(id);
+      im.stash_bytes[ph / kPhaseKinds] += static_cast<size_t>(numel(node.shape)) * dtype_size(node.dtype);
     }
   }
-  if (opts.dp > 1) {
-    std::vector<int> ranks;
-    for (int j = 0; j < opts.dp; ++j) ranks.push_back(im.stage * opts.dp + j);
-    im.dp_group = group_of(fmt::format("pipeline_dp{}_stage{}", opts.dp, im.stage), ranks);
-  }
-  // Parameters read on several (physical) stages: their gradients are summed over those.
-  std::map<std::string, std::set<int>> readers;
-  for (const StageGraph& sg : *im.stages)
-    for (const std::string& name : sg.param_names) readers[name].insert(sg.virtual_stage % im.p);
-  for (const auto& [name, on] : readers) {
-    if (on.size() < 2 || !on.count(im.stage)) continue;
-    std::vector<int> ranks;
-    std::string key;
-    for (int s : on) {
-      ranks.push_back(s * opts.dp + im.replica);
-      key += fmt::format("_{}", s);
-    }
-    im.shared.emplace_back(index.at(name),
-                           group_of(fmt::format("pipeline_shared{}_replica{}", key, im.replica), ranks));
+
+  im.spec = std::make_shared<StreamSpec>(im.prog.stream);
+  im.spec->on_fetch = [&im](int f, int64_t, const Tensor& t) { im.on_fetch(f, t); };
+  im.spec->on_collective = [&im](int node, int64_t step, int64_t t0, int64_t t1) { im.on_transfer(node, step, t0, t1); };
+  RuntimeOptions ropts{.threads = 1, .stream = im.spec};
+  ropts.collectives.timeout = comm::default_timeout();
+  for (const char* name : {kSendGroup, kRecvActivationGroup, kRecvGradientGroup})
+    ropts.collectives.groups.emplace(name, im.world_group);
+  for (const auto& [name, ranks] : im.prog.groups)
+    ropts.collectives.groups.emplace(name, group_of(fmt::format("pipeline/stage{}/{}", im.prog.stage, name), ranks));
+  im.runtime = std::make_unique<Runtime>(im.prog.graph, im.prog.fetches, ropts);
+  for (size_t c = 0; c < im.prog.chunks.size(); ++c) {
+    const StageProgram::Chunk& ch = im.prog.chunks[c];
+    for (size_t i = 0; i < ch.param_nodes.size(); ++i)
+      im.runtime->bind(ch.param_nodes[i], param_value(ch.param_names[i], ch.param_layouts[i], ch.param_shapes[i]));
   }
   im.timeline.stages = im.p;
   im.timeline.micro_batches = im.m;
@@ -161,160 +181,199 @@ StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages
 StageRuntime::~StageRuntime() = default;
 
 const std::vector<std::string>& StageRuntime::parameter_names() const { return impl_->names; }
-int StageRuntime::stage() const { return impl_->stage; }
-int StageRuntime::replica() const { return impl_->replica; }
+const std::vector<TensorLayout>& StageRuntime::parameter_layouts() const { return impl_->layouts; }
+int StageRuntime::stage() const { return impl_->prog.stage; }
+int StageRuntime::replica() const { return impl_->prog.local_rank; }
 const Schedule& StageRuntime::lowered_schedule() const { return impl_->lowered; }
+const StageProgram& StageRuntime::program() const { return impl_->prog; }
 const Timeline& StageRuntime::last_timeline() const { return impl_->timeline; }
+
+void StageRuntime::Impl::set_up_combine() {
+  const int n = opts.per_stage;
+  // Parameters read on several physical stages: their gradients are summed over those, rank by
+  // rank of the same local index, which must hold the same block on each.
+  std::map<std::string, std::set<int>> readers;
+  for (const StageGraph& sg : *stages)
+    for (const std::string& name : sg.param_names) readers[name].insert(sg.virtual_stage % p);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::set<int>& on = readers[names[i]];
+    for (const StageGraph& sg : *stages) {
+      const int id = sg.graph.find(names[i]);
+      if (id < 0 || !prog.shardings[sg.virtual_stage].by_node.count(id)) continue;
+      SF_ENFORCE(same_blocks(prog.shardings[sg.virtual_stage].at(id).layout, layouts[i], shapes[i], n),
+                 InvalidArgument,
+                 "pipeline: parameter '{}' is shared by stages {} and {} in different layouts; give its ops on both "
+                 "stages strategies that cut it alike",
+                 names[i], prog.stage, sg.virtual_stage % p);
+    }
+    if (on.size() < 2) continue;
+    std::vector<int> ranks;
+    std::string key;
+    for (int s : on) {
+      ranks.push_back(s * n + prog.local_rank);
+      key += fmt::format("_{}", s);
+    }
+    shared.emplace_back(static_cast<int>(i),
+                        group_of(fmt::format("pipeline_shared{}_local{}of{}", key, prog.local_rank, n), ranks));
+  }
+  // Every block is summed over the ranks of the stage holding the same block.
+  std::map<std::vector<int>, std::vector<int>> by_group;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::vector<int> replicas = layouts[i].replica_group(prog.local_rank);
+    if (replicas.size() > 1) by_group[replicas].push_back(static_cast<int>(i));
+  }
+  for (const auto& [replicas, ids] : by_group) {
+    std::vector<int> ranks;
+    std::string key;
+    for (int r : replicas) {
+      ranks.push_back(prog.stage * n + r);
+      key += fmt::format("_{}", r);
+    }
+    mirror.emplace_back(group_of(fmt::format("pipeline_mirror{}_stage{}of{}", key, prog.stage, n), ranks), ids);
+  }
+}
+
+void StageRuntime::Impl::on_fetch(int f, const Tensor& t) {
+  const Role& r = fetch_roles[f];
+  if (r.chunk < 0) return;  // a Send's token or a state update
+  if (r.param < 0) {
+    loss_sum += t.item();
+    return;
+  }
+  Tensor& acc = accumulated[r.chunk][r.param];
+  if (!acc.defined())
+    acc = t.clone();  // micro-batch 0: the register is reused, so keep a copy
+  else
+    add_into(acc, t);  // in micro-batch order: one actor delivers them, one at a time
+}
+
+void StageRuntime::Impl::on_transfer(int node, int64_t step, int64_t t0, int64_t t1) {
+  auto it = prog.transfers.find(node);
+  if (it == prog.transfers.end()) return;  // a collective inside the stage
+  const auto key = std::make_tuple(static_cast<int>(it->second.first), it->second.second, step % m);
+  std::lock_guard<std::mutex> lk(span_mu);
+  auto [span, fresh] = transfer_spans.emplace(key, std::make_pair(t0, t1));
+  if (!fresh) span->second = {std::min(span->second.first, t0), std::max(span->second.second, t1)};
+}
 
 StepResult StageRuntime::run_step(const FeedFn& feed) {
   Impl& im = *impl_;
   StepResult result;
-  result.grads.reserve(im.values.size());
-  for (const Tensor& t : im.values) result.grads.push_back(Tensor::zeros(t.shape()));
-  caf::scoped_actor self{im.sys};
-  struct Live {
-    caf::actor actor;
-    size_t stashed = 0;
-  };
-  std::map<std::pair<int, int>, Live> live;                 // (chunk, micro) -> its actor
-  std::map<std::pair<int, int>, std::vector<Tensor>> held;  // received or to be sent
-  std::map<std::pair<int, int>, std::vector<Tensor>> grads_in;
-  float loss_sum = 0;
-  std::vector<Span> spans;
+  im.accumulated.assign(im.prog.chunks.size(), {});
+  for (size_t c = 0; c < im.prog.chunks.size(); ++c) im.accumulated[c].resize(im.prog.chunks[c].param_names.size());
+  im.loss_sum = 0;
+  {
+    std::lock_guard<std::mutex> lk(im.span_mu);
+    im.transfer_spans.clear();
+  }
+  std::vector<std::pair<Action, std::pair<int64_t, int64_t>>> computed;  // compute spans, µs
+  std::vector<int> in_flight(im.v, 0);
   const int64_t start = now_us();
-
-  auto ask = [&](const std::pair<int, int>& key, PhaseRequest req) {
-    PhaseReply reply;
-    self->request(live.at(key).actor, caf::infinite, std::move(req))
-        .receive([&](PhaseReply& r) { reply = std::move(r); },
-                 [&](caf::error& err) { reply.error = std::make_exception_ptr(Error(im.sys.render(err))); });
-    if (reply.error) std::rethrow_exception(reply.error);
-    live.at(key).stashed = reply.stashed_bytes;
-    size_t total = 0;
-    for (const auto& [k, l] : live) total += l.stashed;
-    result.peak_stashed_bytes = std::max(result.peak_stashed_bytes, total);
-    return reply;
-  };
-  auto accumulate = [&](int chunk, const std::vector<Tensor>& g) {
-    for (size_t i = 0; i < g.size(); ++i) add_into(result.grads[im.chunk_index[chunk][i]], g[i]);
-  };
-  auto finish = [&](const std::pair<int, int>& key) {
-    caf::anon_send_exit(live.at(key).actor, caf::exit_reason::user_shutdown);
-    live.erase(key);
-  };
+  const bool split = splits_backward(im.lowered);
 
   auto run_action = [&](const Action& a) {
-    const std::pair<int, int> key{a.chunk, a.micro_batch};
-    const StageGraph& sg = im.graph(a.chunk);
-    const int k = sg.virtual_stage;
+    const StageProgram::Chunk& ch = im.prog.chunks[a.chunk];
+    int kind = -1;
+    Runtime::Feeds feeds;
     switch (a.kind) {
-      case ActionKind::kRecvActivation: {
-        std::vector<Tensor>& in = held[key];
-        for (int id : sg.recv_inputs) {
-          const Node& n = sg.graph.node(id);
-          in.push_back(comm::receive({.group = im.world_group, .src = im.peer_rank(k - 1),
-                                      .sr_tag = im.tag(0, k, a.micro_batch), .shape = n.shape, .dtype = n.dtype}));
-        }
+      case ActionKind::kForward:
+        kind = kPhaseForward;
+        for (size_t i = 0; i < ch.data_inputs.size(); ++i)
+          feeds.emplace_back(ch.data_inputs[i],
+                             local_block(feed(a.micro_batch, ch.data_names[i]), ch.data_layouts[i], im.prog.local_rank));
         break;
-      }
-      case ActionKind::kForward: {
-        std::vector<Tensor> data;
-        for (const std::string& name : sg.data_names) data.push_back(feed(a.micro_batch, name));
-        auto mb = std::make_shared<MicroBatch>(sg, im.chunk_params[a.chunk]);
-        // Detached: the actor's own thread sleeps on its mailbox and wakes the moment a request
-        // comes, where a pooled worker that found no work backs off into sleeps of up to 10 ms.
-        live[key].actor = im.sys.spawn<caf::detached>(micro_batch_actor, mb);
-        result.peak_in_flight = std::max(result.peak_in_flight, static_cast<int>(live.size()));
-        std::vector<Tensor> received = std::move(held[key]);
-        held.erase(key);
-        PhaseReply r = ask(key, {ActionKind::kForward, std::move(data), std::move(received)});
-        if (!r.b.empty()) loss_sum += r.b[0].item();
-        held[key] = std::move(r.a);
-        break;
-      }
-      case ActionKind::kSendActivation:
-        for (const Tensor& t : held.at(key))
-          comm::send(t, {.group = im.world_group, .dest = im.peer_rank(k + 1), .sr_tag = im.tag(0, k + 1, a.micro_batch)});
-        held.erase(key);
-        break;
-      case ActionKind::kRecvGradient: {
-        std::vector<Tensor>& in = grads_in[key];
-        for (int id : sg.dout_inputs) {
-          const Node& n = sg.graph.node(id);
-          in.push_back(comm::receive({.group = im.world_group, .src = im.peer_rank(k + 1),
-                                      .sr_tag = im.tag(1, k, a.micro_batch), .shape = n.shape, .dtype = n.dtype}));
-        }
-        break;
-      }
-      case ActionKind::kBackward: {
-        std::vector<Tensor> douts = std::move(grads_in[key]);
-        grads_in.erase(key);
-        PhaseReply r = ask(key, {ActionKind::kBackward, std::move(douts), {}});
-        accumulate(a.chunk, r.b);
-        held[key] = std::move(r.a);
-        if (!sg.split_backward) finish(key);
-        break;
-      }
-      case ActionKind::kSendGradient:
-        for (const Tensor& t : held.at(key))
-          comm::send(t, {.group = im.world_group, .dest = im.peer_rank(k - 1), .sr_tag = im.tag(1, k - 1, a.micro_batch)});
-        held.erase(key);
-        break;
-      case ActionKind::kWeight: {
-        PhaseReply r = ask(key, {ActionKind::kWeight, {}, {}});
-        accumulate(a.chunk, r.b);
-        finish(key);
-        break;
-      }
+      case ActionKind::kBackward: kind = kPhaseBackward; break;
+      case ActionKind::kWeight: kind = kPhaseWeight; break;
+      default: return;  // transfers run on their own actors
     }
+    const int phase = a.chunk * kPhaseKinds + kind;
+    const int64_t t0 = now_us();
+    im.runtime->admit(phase, a.micro_batch, feeds);
+    if (kind == kPhaseForward) {
+      ++in_flight[a.chunk];
+      int total = 0;
+      size_t bytes = 0;
+      for (int c = 0; c < im.v; ++c) {
+        total += in_flight[c];
+        bytes += static_cast<size_t>(in_flight[c]) * im.stash_bytes[c];
+      }
+      result.peak_in_flight = std::max(result.peak_in_flight, total);
+      result.peak_stashed_bytes = std::max(result.peak_stashed_bytes, bytes);
+    }
+    im.runtime->wait(phase, a.micro_batch);
+    if (kind == (split ? kPhaseWeight : kPhaseBackward)) --in_flight[a.chunk];
+    computed.push_back({a, {t0 - start, now_us() - start}});
   };
 
-  for (const Action& a : im.lowered.actions[im.stage]) {
-    const int64_t t0 = now_us();
+  im.runtime->begin_cycle();
+  for (const Action& a : im.lowered.actions[im.prog.stage]) {
     try {
       run_action(a);
     } catch (...) {
       // The error as thrown (a PeerLost keeps its rank), naming the stage and the action.
-      std::rethrow_exception(current_error_with_context(fmt::format("pipeline: stage {}, {}", im.stage, to_string(a))));
+      std::rethrow_exception(
+          current_error_with_context(fmt::format("pipeline: stage {}, {}", im.prog.stage, to_string(a))));
     }
-    spans.push_back({a, static_cast<double>(t0 - start), static_cast<double>(now_us() - start)});
   }
-  SF_ENFORCE(live.empty(), Error, "pipeline: stage {} ended its list with {} micro-batches still in flight",
-             im.stage, live.size());
 
-  const bool last = im.stage == im.p - 1;
+  for (size_t i = 0; i < im.names.size(); ++i) result.grads.push_back(Tensor::zeros(im.layouts[i].local_shape(im.shapes[i])));
+  for (size_t c = 0; c < im.prog.chunks.size(); ++c)
+    for (size_t i = 0; i < im.accumulated[c].size(); ++i)
+      if (im.accumulated[c][i].defined()) add_into(result.grads[im.chunk_index[c][i]], im.accumulated[c][i]);
+
+  const bool last = im.prog.stage == im.p - 1 && im.prog.local_rank == 0;
   Tensor loss;
   try {
     im.combine(result.grads);
-    loss = comm::all_reduce(Tensor::scalar(last ? loss_sum : 0.0f), {.group = im.world_group});
+    loss = comm::all_reduce(Tensor::scalar(last ? im.loss_sum : 0.0f), {.group = im.world_group});
   } catch (...) {
-    std::rethrow_exception(
-        current_error_with_context(fmt::format("pipeline: stage {}, reducing the gradients and the loss", im.stage)));
+    std::rethrow_exception(current_error_with_context(
+        fmt::format("pipeline: stage {}, reducing the gradients and the loss", im.prog.stage)));
   }
-  result.loss = loss.item() / static_cast<float>(im.opts.dp);
-  if (im.opts.record_timeline) im.gather_timeline(spans, start);
+  result.loss = loss.item();
+  if (im.opts.record_timeline) {
+    // The list's spans in its order: compute as admitted and run, transfers as their actors ran them.
+    std::vector<Span> spans;
+    size_t next = 0;
+    double previous = 0;
+    std::lock_guard<std::mutex> lk(im.span_mu);
+    for (const Action& a : im.lowered.actions[im.prog.stage]) {
+      if (next < computed.size() && computed[next].first == a) {
+        const auto [b, e] = computed[next++].second;
+        spans.push_back({a, static_cast<double>(b), static_cast<double>(e)});
+      } else {
+        auto it = im.transfer_spans.find({static_cast<int>(a.kind), a.chunk, a.micro_batch});
+        if (it == im.transfer_spans.end()) {
+          spans.push_back({a, previous, previous});  // this rank sends none of the value's pieces
+        } else {
+          spans.push_back({a, static_cast<double>(it->second.first / 1000 - start),
+                           static_cast<double>(it->second.second / 1000 - start)});
+        }
+      }
+      previous = spans.back().finish;
+    }
+    im.gather_timeline(spans, start);
+  }
   return result;
 }
 
 void StageRuntime::Impl::combine(std::vector<Tensor>& grads) {
   for (auto& [i, group] : shared) grads[i] = comm::all_reduce(grads[i], {.group = group});
-  if (!dp_group || grads.empty()) return;
-  int64_t total = 0;
-  for (const Tensor& g : grads) total += g.numel();
-  Tensor flat = Tensor::empty({total});
-  int64_t at = 0;
-  for (const Tensor& g : grads) {
-    std::copy(g.f32(), g.f32() + g.numel(), flat.f32() + at);
-    at += g.numel();
-  }
-  flat = comm::all_reduce(flat, {.group = *dp_group});
-  const float scale = opts.gradients_mean ? 1.0f / static_cast<float>(opts.dp) : 1.0f;
-  at = 0;
-  for (Tensor& g : grads) {
-    const float* src = flat.f32() + at;
-    float* dst = g.f32();
-    for (int64_t i = 0; i < g.numel(); ++i) dst[i] = src[i] * scale;
-    at += g.numel();
+  for (auto& [group, ids] : mirror) {
+    int64_t total = 0;
+    for (int i : ids) total += grads[i].numel();
+    Tensor flat = Tensor::empty({total});
+    int64_t at = 0;
+    for (int i : ids) {
+      std::copy(grads[i].f32(), grads[i].f32() + grads[i].numel(), flat.f32() + at);
+      at += grads[i].numel();
+    }
+    flat = comm::all_reduce(flat, {.group = group});
+    at = 0;
+    for (int i : ids) {
+      std::copy(flat.f32() + at, flat.f32() + at + grads[i].numel(), grads[i].f32());
+      at += grads[i].numel();
+    }
   }
 }
 
@@ -338,12 +397,13 @@ void StageRuntime::Impl::gather_timeline(const std::vector<Span>& mine, int64_t 
   }
   const Tensor all = comm::all_gather(row, {.group = world_group});
   const int32_t* x = all.i32();
+  const int n = opts.per_stage;
   auto origin = [&](int rank) { return (int64_t{x[rank * width]} << 30) + x[rank * width + 1]; };
   int64_t base = origin(0);
-  for (int s = 0; s < p; ++s) base = std::min(base, origin(s * opts.dp));
+  for (int s = 0; s < p; ++s) base = std::min(base, origin(s * n));
   timeline.spans.assign(p, {});
   for (int s = 0; s < p; ++s) {
-    const int rank = s * opts.dp;  // replica 0 of each stage
+    const int rank = s * n;  // local rank 0 of each stage
     const double shift = static_cast<double>(origin(rank) - base);
     for (size_t i = 0; i < lowered.actions[s].size(); ++i) {
       const int32_t* e = x + rank * width + 2 + 5 * i;

@@ -1,5 +1,5 @@
 // Stage inference and checks on the original graph, then one graph per virtual stage built by
-// copying nodes, then autodiff on each and the phase lists by reachability.
+// copying nodes, with its objective.
 #include <shardflow/pipeline/stage_split.h>
 
 #include <algorithm>
@@ -27,29 +27,6 @@ std::vector<char> ancestors(const Graph& g, const std::vector<int>& roots) {
     for (int in : g.node(id).inputs) todo.push_back(in);
   }
   return seen;
-}
-
-// Ids marked in `set` but not in any of `minus`, that have a kernel (sources are bound).
-std::vector<int> runnable(const Graph& g, const std::vector<char>& set, const std::vector<const std::vector<char>*>& minus) {
-  std::vector<int> out;
-  for (int id = 0; id < g.size(); ++id) {
-    if (!set[id] || g.node(id).def->is_source()) continue;
-    if (std::any_of(minus.begin(), minus.end(), [&](const auto* m) { return (*m)[id] != 0; })) continue;
-    out.push_back(id);
-  }
-  return out;
-}
-
-// Values computed or fed before a phase (`before`) that the nodes of `later` read.
-std::vector<int> stash(const Graph& g, const std::vector<char>& before, const std::vector<int>& later) {
-  std::vector<char> keep(g.size(), 0);
-  for (int id : later)
-    for (int in : g.node(id).inputs)
-      if (before[in] && g.node(in).op != "Parameter") keep[in] = 1;
-  std::vector<int> out;
-  for (int id = 0; id < g.size(); ++id)
-    if (keep[id]) out.push_back(id);
-  return out;
 }
 
 void infer_stages(const Graph& g, const std::vector<char>& needed, std::vector<int>& stage, int virtual_stages) {
@@ -105,8 +82,7 @@ struct Builder {
 
 }  // namespace
 
-std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> stage, int virtual_stages,
-                                     bool split_backward) {
+std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> stage, int virtual_stages) {
   SF_ENFORCE(virtual_stages >= 1, InvalidArgument, "pipeline: the number of stages must be >= 1, got {}",
              virtual_stages);
   SF_ENFORCE(static_cast<int>(stage.size()) == g.size(), InvalidArgument,
@@ -182,39 +158,8 @@ std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> 
         objective = objective.valid() ? gb.add(objective, term) : term;
       }
     }
-    std::vector<int> wrt = b.out.param_nodes;
-    wrt.insert(wrt.end(), b.out.recv_inputs.begin(), b.out.recv_inputs.end());
-    const std::vector<int> grads = gradients(sg, objective.id, wrt);
-    const size_t np = b.out.param_nodes.size();
-    b.out.param_grads.assign(grads.begin(), grads.begin() + static_cast<std::ptrdiff_t>(np));
-    b.out.recv_grads.assign(grads.begin() + static_cast<std::ptrdiff_t>(np), grads.end());
-
-    std::vector<int> fwd_roots = b.out.send_outputs;
-    if (b.out.loss >= 0) fwd_roots.push_back(b.out.loss);
-    fwd_roots.insert(fwd_roots.end(), b.out.state_updates.begin(), b.out.state_updates.end());
-    const std::vector<char> f = ancestors(sg, fwd_roots);
-    b.out.forward = runnable(sg, f, {});
-    std::vector<char> fed_or_f = f;  // values present after F: its nodes and every fed input
-    for (int id = 0; id < sg.size(); ++id)
-      if (sg.node(id).op == "Input" || sg.node(id).op == "Parameter") fed_or_f[id] = 1;
-    b.out.split_backward = split_backward;
-    if (split_backward) {
-      const std::vector<char> bset = ancestors(sg, b.out.recv_grads);
-      b.out.backward = runnable(sg, bset, {&f});
-      b.out.weight = runnable(sg, ancestors(sg, b.out.param_grads), {&f, &bset});
-    } else {
-      std::vector<int> all = b.out.recv_grads;
-      all.insert(all.end(), b.out.param_grads.begin(), b.out.param_grads.end());
-      b.out.backward = runnable(sg, ancestors(sg, all), {&f});
-    }
-    std::vector<int> later = b.out.backward;
-    later.insert(later.end(), b.out.weight.begin(), b.out.weight.end());
-    b.out.stash_after_forward = stash(sg, fed_or_f, later);
-    std::vector<char> after_b = fed_or_f;
-    for (int id : b.out.backward) after_b[id] = 1;
-    b.out.stash_after_backward = stash(sg, after_b, b.out.weight);
-    for (int id : b.out.param_grads)
-      if (after_b[id]) b.out.stash_after_backward.push_back(id);
+    gb.pop_scope();
+    b.out.objective = objective.id;
     stages.push_back(std::move(b.out));
   }
   return stages;

@@ -1,17 +1,18 @@
 /// @file
-/// Splits a network's training graph (one micro-batch: forward and loss) into the programs of
-/// its pipeline stages. Each virtual stage gets its own graph: the nodes assigned to it, copies
-/// of the sources it reads (data inputs, parameters — a parameter read by several stages is
-/// copied into each), an Input per value it receives from the stage before, and its backward,
-/// derived with ops/autodiff from an objective that makes the stage's gradient a
-/// vector-Jacobian product: the loss on the last stage, elsewhere
-/// sum_k ReduceSum(output_k * dout_k) with dout_k fed from the stage after.
+/// Splits a network's training graph (one micro-batch: forward and loss, on the micro-batch's
+/// global shapes) into the forward programs of its pipeline stages. Each virtual stage gets its
+/// own graph: the nodes assigned to it, copies of the sources it reads (data inputs, parameters
+/// — a parameter read by several stages is copied into each), an Input per value it receives
+/// from the stage before, and the *objective* whose gradient is the stage's vector-Jacobian
+/// product: the loss on the last stage, elsewhere sum_k ReduceSum(output_k * dout_k) with dout_k
+/// an Input fed from the stage after. Node names are the original graph's, so the network's
+/// strategies (shard(), strategy files) name a stage's ops as they name the network's.
+///
+/// A stage graph is global within its stage: pipeline/stage_program.h shards it over the
+/// stage's devices, adds the transfers and derives the backward and the phases per rank.
 ///
 /// A value made on stage a and read on stage c > a + 1 is relayed: every stage in between
 /// receives it and sends it on (and its gradient back), so stages only talk to neighbours.
-/// The three phases a schedule can ask for — F (forward), B (input gradients) and W (weight
-/// gradients) — are node lists of the same graph; `stash_*` name the values a micro-batch must
-/// keep between phases, which is all of a micro-batch's memory a stage holds while it waits.
 ///
 /// Threading: built once, then read-only.
 #pragma once
@@ -36,30 +37,17 @@ struct StageGraph {
   int loss = -1;                  ///< the last stage's scalar loss; -1 elsewhere
   std::vector<int> param_nodes;   ///< Parameter nodes, in the original graph's order
   std::vector<std::string> param_names;  ///< the parameter name of each param_nodes entry
-  std::vector<int> param_grads;  ///< d objective / d param, per param_nodes
-  std::vector<int> recv_grads;   ///< d objective / d recv_inputs: sent to the stage before
   /// In-place nodes of the forward (BatchNorm's moving statistics): run with F, read by none.
   std::vector<int> state_updates;
-
-  ///@{
-  /// Node lists in run order. With a split backward, B computes recv_grads and W param_grads;
-  /// otherwise `backward` computes both and `weight` is empty.
-  bool split_backward = false;
-  std::vector<int> forward, backward, weight;
-  ///@}
-  ///@{
-  /// Values that must outlive F (read by B or W) and B (read by W, or W's results made by B).
-  std::vector<int> stash_after_forward, stash_after_backward;
-  ///@}
+  int objective = -1;  ///< the scalar whose gradient the stage's backward computes
 };
 
 /// `stage_of_node[i]` is node i's virtual stage, or -1 to infer it: the latest stage among its
 /// inputs, or for a source the earliest stage that reads it. Every virtual stage in
-/// [0, virtual_stages) must own at least one node. `split_backward` splits B into B and W.
+/// [0, virtual_stages) must own at least one node.
 /// Throws InvalidArgument naming the node when a stage reads a value from a later stage, and
 /// naming the stage when one is empty.
 /// The program of every virtual stage of graph `g`, whose scalar loss is node `loss`.
-std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> stage_of_node, int virtual_stages,
-                                     bool split_backward);
+std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> stage_of_node, int virtual_stages);
 
 }  // namespace sf::pipeline

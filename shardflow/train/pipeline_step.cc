@@ -8,6 +8,7 @@
 #include <shardflow/comm/broadcast.h>
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
+#include <shardflow/parallel/strategy_file.h>
 #include <shardflow/pipeline/stage_split.h>
 #include <shardflow/train/pipeline_stages.h>
 
@@ -19,12 +20,13 @@ PipelineStep::PipelineStep(nn::PipelineCell& cell, std::shared_ptr<nn::Optimizer
       optimizer_(std::move(optimizer)),
       stages_(context.pipeline_stages),
       chunks_(context.pipeline_interleave),
-      dp_(devices / std::max(context.pipeline_stages, 1)),
+      per_stage_(devices / std::max(context.pipeline_stages, 1)),
       micro_(cell.micro_size()),
       gradients_mean_(context.gradients_mean),
+      strategy_file_(context.strategy_ckpt_load_file),
       record_(record_timeline) {
   SF_ENFORCE(devices % stages_ == 0, InvalidArgument,
-             "pipeline: pipeline_stages {} does not divide the {} devices: stages x data-parallel replicas must "
+             "pipeline: pipeline_stages {} does not divide the {} devices: stages x devices per stage must "
              "equal the device count",
              stages_, devices);
   SF_ENFORCE(micro_ >= stages_, InvalidArgument,
@@ -65,13 +67,11 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   const int64_t rows = data.dim(0);
   SF_ENFORCE(rows % micro_ == 0, InvalidArgument,
              "pipeline: the batch of {} rows is not divisible by micro_size {}", rows, micro_);
-  SF_ENFORCE((rows / micro_) % dp_ == 0, InvalidArgument,
-             "pipeline: a micro-batch of {} rows cannot be split over {} data-parallel replicas", rows / micro_, dp_);
-  const int64_t local = rows / micro_ / dp_;
+  // The stages are built on a whole micro-batch; each stage's sharding cuts it over its devices.
   Shape data_shape = data.shape();
-  data_shape[0] = local;
+  data_shape[0] = rows / micro_;
   Shape label_shape = label.shape();
-  label_shape[0] = local;
+  label_shape[0] = rows / micro_;
 
   nn::WithLossCell& nwl = cell_.net_with_loss();
   auto graph = std::make_shared<Graph>();
@@ -86,7 +86,7 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
     stage_of = record.stage_of_nodes(graph->size());
   }
   auto stages = std::make_shared<const std::vector<pipeline::StageGraph>>(
-      pipeline::split_stages(*graph, loss, stage_of, stages_ * chunks_, pipeline::splits_backward(schedule_)));
+      pipeline::split_stages(*graph, loss, stage_of, stages_ * chunks_));
   stage_graphs_ = stages;
 
   std::map<std::string, Parameter> by_name;
@@ -109,9 +109,25 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   for (size_t i = 0; i < optimizer_->parameters().size(); ++i)
     optimizer_index[optimizer_->parameters()[i].name()] = static_cast<int>(i);
   runtime_.reset();
+  const int local_rank = comm::current_rank().rank() % per_stage_;
+  // A parameter an operator-parallel stage cuts keeps only this rank's block (generated from its
+  // initializer), as in semi-auto parallel.
+  auto param_value = [&](const std::string& name, const TensorLayout& layout, const Shape& shape) {
+    Parameter& p = by_name.at(name);
+    const Shape block = layout.local_shape(shape);
+    if (block != shape) {
+      std::vector<int64_t> offset;
+      for (const DimSlice& d : layout.slice(shape, local_rank)) offset.push_back(d.offset);
+      p.shard(offset, block);
+    }
+    return p.value();
+  };
   runtime_ = std::make_unique<pipeline::StageRuntime>(
-      stages, schedule_, [&](const std::string& name) { return by_name.at(name).value(); },
-      pipeline::StageRuntimeOptions{.dp = dp_, .gradients_mean = gradients_mean_, .record_timeline = record_});
+      stages, schedule_, param_value,
+      pipeline::StageRuntimeOptions{.per_stage = per_stage_,
+                                    .gradients_mean = gradients_mean_,
+                                    .record_timeline = record_,
+                                    .strategies = strategies()});
   const auto& names = runtime_->parameter_names();
   std::map<std::string, int> runtime_index;
   for (size_t i = 0; i < names.size(); ++i) runtime_index[names[i]] = static_cast<int>(i);
@@ -140,17 +156,22 @@ void PipelineStep::prepare(const std::vector<Tensor>& batch) {
 float PipelineStep::step(const std::vector<Tensor>& batch) {
   prepare(batch);
   const int64_t micro_rows = batch[0].dim(0) / micro_;
-  const int64_t local = micro_rows / dp_;
-  const int64_t offset = runtime_->replica() * local;
   last_ = runtime_->run_step([&](int micro, const std::string& name) {
     const Tensor& column = name == "data" ? batch[0] : batch[1];
-    const int64_t begin = micro * micro_rows + offset;
-    return column.rows(begin, begin + local);
+    return column.rows(micro * micro_rows, (micro + 1) * micro_rows);
   });
   std::vector<Tensor> grads;
   for (int i : grad_index_) grads.push_back(last_.grads[i]);
   optimizer_->step(grads);
   return last_.loss;
+}
+
+StrategyTable PipelineStep::strategies() const {
+  StrategyTable table = cell_.net_with_loss().network().strategies();
+  const std::string& path = strategy_file_;
+  if (path.empty()) return table;
+  for (const auto& [op, s] : load_strategy_file(path)) table[op] = s;  // the file wins
+  return table;
 }
 
 void PipelineStep::share_parameters(const ParameterList& params) {
@@ -163,7 +184,11 @@ void PipelineStep::share_parameters(const ParameterList& params) {
     auto it = first_stage.find(p.name());
     if (it == first_stage.end()) continue;  // read by no stage: every rank has its initial value
     Tensor value = p.value();
-    value.copy_from(comm::broadcast(value, {.group = world, .root = it->second * dp_}));
+    SF_ENFORCE(!p.sharded(), InvalidArgument,
+               "pipeline: parameter '{}' is cut over its stage's devices; gathering it onto every rank after "
+               "pipeline training with operator-parallel stages is not supported",
+               p.name());
+    value.copy_from(comm::broadcast(value, {.group = world, .root = it->second * per_stage_}));
   }
 }
 

@@ -3,10 +3,11 @@
 /// rank — what Model::train runs in pipeline parallel. It checks the configuration when built
 /// (stages × replicas = devices, micro_size >= stages, the optimizer holding exactly the
 /// trainable parameters this rank's stages read), and each batch (rows divisible into
-/// micro_size micro-batches of equal rows per replica) before any rank communicates. For a
-/// batch shape it builds the network's graph once, splits it into stages
-/// (pipeline/stage_split.h) and runs it on a pipeline::StageRuntime; after each step the
-/// optimizer updates this rank's parameters.
+/// micro_size micro-batches) before any rank communicates. For a batch shape it builds the
+/// network's graph of one micro-batch once, splits it into stages (pipeline/stage_split.h) and
+/// runs it on a pipeline::StageRuntime, which cuts each stage's ops over the stage's devices by
+/// the network's strategies (shard(), the context's strategy_ckpt_load_file; data parallel for
+/// ops without one); after each step the optimizer updates this rank's parameters (its blocks).
 ///
 /// Threading: on the rank's thread.
 #pragma once
@@ -48,17 +49,20 @@ class PipelineStep {
   const pipeline::StepResult& last() const { return last_; }
   /// The number of pipeline stages.
   int stages() const { return stages_; }
-  /// The data-parallel replicas of each stage.
-  int replicas() const { return dp_; }
+  /// The devices of each stage (its data-parallel replicas when no op is cut otherwise).
+  int replicas() const { return per_stage_; }
 
  private:
   void build_agreed(const std::vector<Tensor>& batch);
   void build(const std::vector<Tensor>& batch);
+  StrategyTable strategies() const;
 
   nn::PipelineCell& cell_;
   std::shared_ptr<nn::Optimizer> optimizer_;
-  int stages_, chunks_, dp_, micro_;
-  bool gradients_mean_, record_;
+  int stages_, chunks_, per_stage_, micro_;
+  bool gradients_mean_;
+  std::string strategy_file_;
+  bool record_;
   pipeline::Schedule schedule_;
   Shape built_for_;
   std::shared_ptr<const std::vector<pipeline::StageGraph>> stage_graphs_;

@@ -1,5 +1,5 @@
 // Splitting a graph into stage graphs: what crosses each boundary (a value read two stages on is
-// relayed), the phases and their stashes, and the refusals — a stage reading a later stage, a
+// relayed), the objective of each stage, and the refusals — a stage reading a later stage, a
 // stage with no op, a loss before the last stage.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -43,7 +43,7 @@ std::vector<std::string> names(const StageGraph& s, const std::vector<int>& ids)
 
 TEST(StageSplit, BoundariesRelayAValueReadTwoStagesOn) {
   Net n;
-  const auto stages = split_stages(n.g, n.loss, n.stage, 3, false);
+  const auto stages = split_stages(n.g, n.loss, n.stage, 3);
   ASSERT_EQ(stages.size(), 3u);
   EXPECT_EQ(stages[0].recv_inputs.size(), 0u);
   EXPECT_EQ(stages[0].send_outputs.size(), 1u);  // a
@@ -56,37 +56,19 @@ TEST(StageSplit, BoundariesRelayAValueReadTwoStagesOn) {
   EXPECT_EQ(stages[2].data_names, std::vector<std::string>{"y"});
   EXPECT_EQ(stages[1].param_names, std::vector<std::string>{"w1"});
   for (const StageGraph& s : stages) {
-    EXPECT_EQ(s.param_grads.size(), s.param_nodes.size());
-    EXPECT_EQ(s.recv_grads.size(), s.recv_inputs.size());
     EXPECT_EQ(s.dout_inputs.size(), s.send_outputs.size());
-    EXPECT_TRUE(s.weight.empty());
+    ASSERT_GE(s.objective, 0);
+    EXPECT_TRUE(s.graph.node(s.objective).shape.empty()) << "the objective is a scalar";
   }
+  EXPECT_EQ(stages[2].objective, stages[2].loss);
   // Stage 1 sends on what it received: the relayed output is its recv Input itself.
   EXPECT_THAT(names(stages[1], stages[1].send_outputs), testing::Contains("recv/ReLU"));
-}
-
-TEST(StageSplit, ASplitBackwardPutsWeightGradientsInWAndKeepsWhatWReads) {
-  Net n;
-  const auto stages = split_stages(n.g, n.loss, n.stage, 3, true);
-  for (const StageGraph& s : stages) {
-    EXPECT_FALSE(s.weight.empty()) << "stage " << s.virtual_stage;
-    // Every node W runs reads only values kept after B, parameters, or values W makes.
-    std::vector<char> ok(s.graph.size(), 0);
-    for (int id : s.stash_after_backward) ok[id] = 1;
-    for (int id : s.param_nodes) ok[id] = 1;
-    for (int id : s.weight) {
-      for (int in : s.graph.node(id).inputs) EXPECT_TRUE(ok[in]) << s.graph.node(id).name << " reads " << s.graph.node(in).name;
-      ok[id] = 1;
-    }
-  }
-  // The first stage computes no input gradient: B has nothing to do there.
-  EXPECT_TRUE(stages[0].backward.empty());
 }
 
 TEST(StageSplit, ReadingALaterStageIsRefusedNamingTheNodes) {
   Net n;
   n.stage[n.g.find("ReLU")] = 2;  // a, read by stage 1, moved after it
-  EXPECT_THAT([&] { split_stages(n.g, n.loss, n.stage, 3, false); },
+  EXPECT_THAT([&] { split_stages(n.g, n.loss, n.stage, 3); },
               testing::ThrowsMessage<InvalidArgument>(testing::HasSubstr("reads ReLU 'ReLU' from the later stage 2")));
 }
 
@@ -94,13 +76,13 @@ TEST(StageSplit, AnEmptyStageIsRefused) {
   Net n;
   for (int& s : n.stage)
     if (s == 1) s = 0;
-  EXPECT_THAT([&] { split_stages(n.g, n.loss, n.stage, 3, false); },
+  EXPECT_THAT([&] { split_stages(n.g, n.loss, n.stage, 3); },
               testing::ThrowsMessage<InvalidArgument>(testing::HasSubstr("stage 1 has no cell")));
 }
 
 TEST(StageSplit, ALossBeforeTheLastStageIsRefused) {
   Net n;
-  EXPECT_THAT([&] { split_stages(n.g, n.loss, n.stage, 4, false); },
+  EXPECT_THAT([&] { split_stages(n.g, n.loss, n.stage, 4); },
               testing::ThrowsMessage<InvalidArgument>(testing::HasSubstr("is computed on stage 2, but the last stage is 3")));
 }
 
