@@ -6,8 +6,9 @@
 // devices (one thread per stage). For each schedule it prints the theoretical bubble fraction,
 // the simulator's, and the measured one (the median over `--steps` timed steps of the idle share
 // of p × makespan read off the stage actors' clocks), with each stage's peak stashed
-// micro-batches (measured from the run's order, and the theory's) and the most bytes the stage's
-// micro-batch actors held at once.
+// micro-batches (measured from the run's order, and the theory's), the most bytes the stage's
+// stashed values held at once, and the share of the stages' send and receive time that ran while
+// they computed (transfers run on their own actors, posted ahead).
 //
 //   ./build/bench/pipeline_bubble                          # p=4, m=8, every schedule
 //   ./build/bench/pipeline_bubble --timeline-dir out/      # also out/<schedule>.timeline.json (sfviz show)
@@ -128,9 +129,9 @@ void run(const Options& o, const std::string& schedule) {
       stash_theory += fmt::format("{}{}", s ? "/" : "", v == 1 ? std::to_string(theory_stash(schedule, o.stages, o.micro, s)) : "-");
       kib += fmt::format("{}{}", s ? "/" : "", all.i32()[s]);
     }
-    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {} | {} | {} |\n", schedule,
-               o.stages, o.micro, v, th, sim.bubble_fraction, measured, 100.0 * (measured - th) / th,
-               stats.makespan / 1000.0, stash, stash_theory, kib);
+    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {} | {} | {} | {:.2f} |\n",
+               schedule, o.stages, o.micro, v, th, sim.bubble_fraction, measured, 100.0 * (measured - th) / th,
+               stats.makespan / 1000.0, stash, stash_theory, kib, stats.hidden_transfer_share);
     if (!o.timeline_dir.empty())
       sf::pipeline::write_timeline_file(fmt::format("{}/{}.timeline.json", o.timeline_dir, schedule), t);
   });
@@ -157,8 +158,8 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(args.size());
   char** a = args.data();
   sf::comm::init(n, a);
-  fmt::print("| schedule | p | m | v | theory bubble | simulated | measured | vs theory | step ms | peak stash per stage | theory | peak stash KiB per stage |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| schedule | p | m | v | theory bubble | simulated | measured | vs theory | step ms | peak stash per stage | theory | peak stash KiB per stage | transfer hidden |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& s : o.schedules) run(o, s);
   sf::comm::release();
   return 0;

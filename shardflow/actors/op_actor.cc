@@ -50,7 +50,7 @@ void finish_firing(caf::stateful_actor<OpActorState>* self, int r, int64_t step,
     q.pop_front();
   }
   for (auto& t : st.inputs) t = Tensor();  // drop references to the producers' registers
-  if (spec.phase >= 0) shared.phase_fired(spec.phase, step);
+  if (spec.phase >= 0) shared.phase_fired(spec.phase, step, t0);
 }
 
 // Fires as long as inputs and a register are available (OneFlow's "act until fail").
@@ -66,7 +66,7 @@ void act(caf::stateful_actor<OpActorState>* self) {
       int q = spec.queue_of_slot[k];
       st.inputs[k] = q < 0 ? shared.bound[n.inputs[k]] : st.queues[q].front().value;
     }
-    const int64_t t0 = shared.trace.enabled() ? TraceRecorder::now_ns() : 0;
+    const int64_t t0 = shared.trace.enabled() || shared.stream ? TraceRecorder::now_ns() : 0;
     if (spec.collective) {
       st.in_flight = r;
       st.in_flight_start = t0;

@@ -4,6 +4,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/send.hpp>
+#include <climits>
 #include <map>
 
 #include <shardflow/actors/collective_actor.h>
@@ -108,6 +109,8 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     im.gates.resize(stream->phases);
     im.phase_count.assign(stream->phases, 0);
     im.shared.phase_left = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(stream->phases * stream->cycle));
+    im.shared.phase_first =
+        std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(stream->phases * stream->cycle));
   }
   im.fed_to.resize(g.size());
   im.fed.resize(g.size());
@@ -312,7 +315,10 @@ void Runtime::begin_cycle() {
   SF_ENFORCE(!im.poisoned, Error, "runtime: unusable after an op failed in an earlier step");
   const int64_t cycle = im.shared.stream->cycle;
   for (int p = 0; p < static_cast<int>(im.phase_count.size()); ++p)
-    for (int64_t s = 0; s < cycle; ++s) im.shared.left(p, s).store(im.phase_count[p], std::memory_order_release);
+    for (int64_t s = 0; s < cycle; ++s) {
+      im.shared.left(p, s).store(im.phase_count[p], std::memory_order_release);
+      im.shared.phase_first[p * cycle + s].store(INT64_MAX, std::memory_order_relaxed);
+    }
   im.cycle_base = im.step;
   for (int64_t s = 0; s < cycle; ++s)
     for (auto& a : im.cycle_ticks) caf::anon_send(a, DataMsg{0, -1, 0, im.step + s, Tensor()});
@@ -343,6 +349,12 @@ void Runtime::wait(int phase, int64_t step_in_cycle) {
     });
   }
   im.rethrow_failure();
+}
+
+int64_t Runtime::phase_started_ns(int phase, int64_t step_in_cycle) const {
+  const StepState& st = impl_->shared;
+  const int64_t t = st.phase_first[phase * st.stream->cycle + step_in_cycle].load(std::memory_order_relaxed);
+  return t == INT64_MAX ? -1 : t;
 }
 
 const std::vector<Tensor>& Runtime::run(const Feeds& feeds) {

@@ -112,6 +112,9 @@ class Runtime {
   /// Streaming: blocks until every node of that phase and step has run; rethrows the first
   /// error of any op.
   void wait(int phase, int64_t step_in_cycle);
+  /// Streaming: when the first node of that phase and step began to run (TraceRecorder's clock,
+  /// actors/trace.h), -1 if none has; valid after wait() until the next begin_cycle().
+  int64_t phase_started_ns(int phase, int64_t step_in_cycle) const;
 
   /// The number of actor worker threads.
   int threads() const;

@@ -35,12 +35,17 @@ struct StepState {
   // Streaming only: the spec, and per (phase, step in cycle) the nodes still to run.
   const StreamSpec* stream = nullptr;
   std::unique_ptr<std::atomic<int>[]> phase_left;
+  std::unique_ptr<std::atomic<int64_t>[]> phase_first;  // when its first node began to fire (ns)
   std::mutex phase_mu;
   std::condition_variable phase_cv;
 
   std::atomic<int>& left(int phase, int64_t step) { return phase_left[phase * stream->cycle + step % stream->cycle]; }
-  // Called by an actor of phase `phase` once it has fired for `step`.
-  void phase_fired(int phase, int64_t step) {
+  // Called by an actor of phase `phase` once it has fired for `step`, having begun at `t0`.
+  void phase_fired(int phase, int64_t step, int64_t t0) {
+    std::atomic<int64_t>& first = phase_first[phase * stream->cycle + step % stream->cycle];
+    int64_t seen = first.load(std::memory_order_relaxed);
+    while (t0 < seen && !first.compare_exchange_weak(seen, t0, std::memory_order_relaxed)) {
+    }
     if (left(phase, step).fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lk(phase_mu);
       phase_cv.notify_all();

@@ -302,7 +302,11 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
     }
     im.runtime->wait(phase, a.micro_batch);
     if (kind == (split ? kPhaseWeight : kPhaseBackward)) --in_flight[a.chunk];
-    computed.push_back({a, {t0 - start, now_us() - start}});
+    // The span starts when the phase began to compute, not when it was admitted: an admitted F
+    // may wait for its activation, and that wait is the bubble, not work.
+    const int64_t began = im.runtime->phase_started_ns(phase, a.micro_batch);
+    const int64_t from = began < 0 ? t0 : std::max(t0, began / 1000);
+    computed.push_back({a, {from - start, now_us() - start}});
   };
 
   im.runtime->begin_cycle();

@@ -60,6 +60,16 @@ TimelineStats timeline_stats(const Timeline& t) {
       st.busy += s.finish - s.start;
       ++st.compute_actions;
     }
+    // Transfers: how much of each ran while the stage computed (communication hidden behind work).
+    for (const Span& s : t.spans[k]) {
+      if (is_compute(s.action.kind)) continue;
+      st.transfer += s.finish - s.start;
+      for (const Span& c : t.spans[k])
+        if (is_compute(c.action.kind))
+          st.hidden_transfer += std::max(0.0, std::min(s.finish, c.finish) - std::max(s.start, c.start));
+    }
+    r.transfer += st.transfer;
+    r.hidden_transfer += st.hidden_transfer;
     st.idle = r.makespan - st.busy;
     st.bubble_fraction = r.makespan > 0 ? st.idle / r.makespan : 0;
     st.peak_stashed = peak_stashed(t.spans[k], release);
@@ -67,6 +77,7 @@ TimelineStats timeline_stats(const Timeline& t) {
   }
   const double area = static_cast<double>(t.spans.size()) * r.makespan;
   r.bubble_fraction = area > 0 ? 1 - total_busy / area : 0;
+  r.hidden_transfer_share = r.transfer > 0 ? r.hidden_transfer / r.transfer : 0;
   return r;
 }
 

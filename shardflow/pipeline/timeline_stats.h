@@ -11,6 +11,9 @@
 ///                    since a measured receive is mostly waiting
 ///   idle             makespan - busy
 ///   bubble fraction  idle / makespan per stage; over the pipeline, idle share of p × makespan
+///   transfer         sum of a stage's send and receive durations
+///   hidden transfer  the part of them during which the stage computed (spans overlap only in a
+///                    measured timeline: transfers run on their own actors beside the compute)
 ///   peak stashed     most (micro-batch, chunk) pairs on the stage whose F has run and whose B
 ///                    (W, when the timeline has any W) has not, walking the stage in time order
 /// @endverbatim
@@ -31,6 +34,8 @@ struct StageStats {
   double bubble_fraction = 0;  ///< idle / makespan
   int peak_stashed = 0;        ///< most micro-batches held between F and B (or W)
   int compute_actions = 0;  ///< F, B and W spans
+  double transfer = 0;         ///< sum of its send and receive durations
+  double hidden_transfer = 0;  ///< the part of them that overlapped its F, B and W spans
 };
 
 /// The figures of a whole timeline and of each of its stages.
@@ -39,6 +44,9 @@ struct TimelineStats {
   double finish = 0;               ///< latest finish
   double makespan = 0;             ///< finish - start
   double bubble_fraction = 0;      ///< idle share of stages × makespan
+  double transfer = 0;             ///< every stage's transfer time
+  double hidden_transfer = 0;      ///< the part of it hidden behind compute
+  double hidden_transfer_share = 0;  ///< hidden_transfer / transfer (0 with no transfer)
   std::vector<StageStats> stages;  ///< one per stage
 };
 
