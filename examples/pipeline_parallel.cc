@@ -6,12 +6,15 @@
 //   ./pipeline_parallel --devices 4 --stages 4 --micro-batches 4 --schedule gpipe
 //   ./pipeline_parallel --devices 3 --stages 3 --micro-batches 6 --batch 24 --schedule interleaved_1f1b --interleave 2
 //   ./pipeline_parallel --devices 8 --stages 2             # 2 stages x 4-way data parallel
+//   ./pipeline_parallel --devices 8 --stages 2 --dp 2 --tp 2   # 2 stages x (2-way data x 2-way tensor parallel)
 //   ./pipeline_parallel --devices 4 --stages 4 --timeline run.json && sfviz show run.json --plan --html run.html
 //   mpirun -np 2 ./pipeline_parallel                       # one process per stage
 //
 // --stages S: any count up to the network's 6 cells (head, layer1..4, fc; seed003_net.h splits
 // them), with --devices a multiple of S (devices / S data-parallel replicas; S defaults to the
-// seed's 2, or 1 on 1 device). --schedule: gpipe, 1f1b (MindSpore's default), interleaved_1f1b
+// seed's 2, or 1 on 1 device). --tp T splits each stage's convolutions and BatchNorms over T
+// devices by channel (seed003_net.h's shard_channels) and --dp D is the data-parallel degree:
+// --devices = D x stages x T (D defaults to what is left). --schedule: gpipe, 1f1b (MindSpore's default), interleaved_1f1b
 // (with --interleave V >= 2 model chunks per device, S x V <= 6, micro-batches a multiple of S)
 // or zb_h1. --micro-batches M: micro-batches per batch (PipelineCell's micro_size; sfviz's
 // option of the same name), at least S, dividing --batch. Every such configuration is checked before any rank
@@ -35,6 +38,7 @@ namespace ex = sf::examples;
 
 struct Options {
   int stages = 0, micro_size = 2, interleave = 1;  // stages 0: the seed's 2, or 1 on 1 device
+  int tp = 1, dp = 0;                              // dp 0: devices / (stages x tp)
   int64_t batch = 32, eval_rows = 2000;
   std::string schedule = "1f1b", timeline;
 };
@@ -49,10 +53,13 @@ ds::Dataset create_dataset(const std::string& data_dir, const std::string& usage
 // The configuration's rules, each refused with its reason before any rank communicates (the
 // library checks them again when the first step is built, on every rank).
 void check_configuration(const Options& o, int devices) {
-  SF_ENFORCE(devices % o.stages == 0, InvalidArgument,
-             "pipeline: --stages {} does not divide the {} devices: stages x data-parallel replicas must equal the "
-             "device count",
-             o.stages, devices);
+  SF_ENFORCE(o.tp >= 1 && devices % (o.stages * o.tp) == 0, InvalidArgument,
+             "pipeline: --stages {} x --tp {} does not divide the {} devices: data-parallel x stages x tensor-parallel "
+             "must equal the device count",
+             o.stages, o.tp, devices);
+  SF_ENFORCE(o.dp == 0 || o.dp * o.stages * o.tp == devices, InvalidArgument,
+             "pipeline: --dp {} x --stages {} x --tp {} = {}, but there are {} devices", o.dp, o.stages, o.tp,
+             o.dp * o.stages * o.tp, devices);
   SF_ENFORCE(o.stages * o.interleave <= seed003::ResNet::kCells, InvalidArgument,
              "pipeline: --stages {} x --interleave {} is more than the ResNet's {} cells: each virtual stage needs a "
              "cell of its own",
@@ -86,6 +93,9 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", o.schedule, "gpipe, 1f1b, interleaved_1f1b or zb_h1");
   app.add_option("--interleave", o.interleave, "model chunks per device (interleaved_1f1b: 2 or more)")
       ->check(sf::cli::kPositive);
+  app.add_option("--tp", o.tp, "tensor-parallel devices per stage: convolutions and BatchNorms split by channel")
+      ->check(sf::cli::kPositive);
+  app.add_option("--dp", o.dp, "data-parallel degree (default: devices / (stages x tp))")->check(sf::cli::kPositive);
   app.add_option("--micro-batches", o.micro_size, "micro-batches per batch (PipelineCell's micro_size)")
       ->check(sf::cli::kPositive);
   app.add_option("--batch", o.batch, "rows per step (all micro-batches, all data-parallel replicas)")
@@ -117,6 +127,8 @@ int main(int argc, char** argv) {
       sf::set_seed(3);
       seed003::ResNet net;
       net.set_stages(o.stages * o.interleave);
+      const int dp = sf::comm::get_group_size() / (o.stages * o.tp);
+      if (o.tp > 1) net.shard_channels(dp, o.tp);
       sf::nn::PipelineCell net_pipeline(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size);
       sf::Model model(net_pipeline, sf::nn::Momentum(net.infer_param_pipeline_stage(), 0.01f, 0.9f),
                       {.trace = !o.timeline.empty()});
@@ -124,9 +136,9 @@ int main(int argc, char** argv) {
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
       if (rank == 0)
-        sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel, {} micro-batches, {}{}",
-                                              o.stages, sf::comm::get_group_size() / o.stages, o.micro_size,
-                                              o.schedule,
+        sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel x {} tensor-parallel, {} "
+                                              "micro-batches, {}{}",
+                                              o.stages, dp, o.tp, o.micro_size, o.schedule,
                                               o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave)
                                                                : ""));
       // Every rank saves and resumes (a save is a collective): the parameters its stages hold.

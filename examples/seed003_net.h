@@ -28,6 +28,24 @@ class ResidualBlock : public nn::Cell {
       down_bn_ = register_cell("down_sample_bn", std::make_shared<nn::BatchNorm2d>(out_channels));
     }
   }
+  // Operator parallel inside a stage of dp x tp devices (the batch over dp, channels over tp):
+  // Megatron's pairing for convolutions — the 1x1 reduce splits its output channels, the 3x3
+  // reads them split and sums its partial outputs (an AllReduce the planner inserts); BatchNorm
+  // is split by channel, where its statistics are exact.
+  // The 1x1 expand splits its output channels again, for bn3 and the residual Add; the
+  // projection shortcut reads the block's input split by channel and sums its partial outputs.
+  // Every BatchNorm splits the batch over dp only, as the same pipeline without tp does.
+  void shard_channels(int64_t dp, int64_t tp) {
+    const sf::OpStrategy bn{{{dp, tp, 1, 1}, {tp}, {tp}, {tp}, {tp}}};
+    conv1_->shard({{dp, 1, 1, 1}, {tp, 1, 1, 1}});
+    conv2_->shard({{dp, tp, 1, 1}, {1, tp, 1, 1}});
+    conv3_->shard({{dp, 1, 1, 1}, {tp, 1, 1, 1}});
+    for (auto* b : {bn1_.get(), bn2_.get(), bn3_.get()}) b->shard(bn.in);
+    if (down_conv_) {
+      down_conv_->shard({{dp, tp, 1, 1}, {1, tp, 1, 1}});
+      down_bn_->shard(bn.in);
+    }
+  }
   sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
     sf::Value out = b.relu((*bn1_)(b, (*conv1_)(b, x)));
     out = b.relu((*bn2_)(b, (*conv2_)(b, out)));
@@ -47,6 +65,12 @@ class Head : public nn::Cell {
     conv_ = register_cell("conv", std::make_shared<nn::Conv2d>(1, 16, 3, 1, 1));
     bn_ = register_cell("bn", std::make_shared<nn::BatchNorm2d>(16));
     pool_ = register_cell("pool", std::make_shared<nn::MaxPool2d>(2, 2));
+  }
+  // One input channel: the convolution splits its output channels; BatchNorm and the pool follow.
+  void shard_channels(int64_t dp, int64_t tp) {
+    conv_->shard({{dp, 1, 1, 1}, {tp, 1, 1, 1}});
+    bn_->shard({{dp, tp, 1, 1}, {tp}, {tp}, {tp}, {tp}});
+    pool_->shard({{dp, tp, 1, 1}});
   }
   sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
     return (*pool_)(b, b.relu((*bn_)(b, (*conv_)(b, x))));
@@ -86,6 +110,12 @@ class ResNet : public nn::Cell {
     size_t next = 0;
     for (int s = 0; s < stages; ++s)
       for (int k = 0; k < sizes[s]; ++k) cells[next++]->set_pipeline_stage(s);
+  }
+  // Every block's convolutions and BatchNorms split over tp inside a stage of dp x tp devices
+  // (ResidualBlock::shard_channels); the other ops take the data-parallel default.
+  void shard_channels(int64_t dp, int64_t tp) {
+    head->shard_channels(dp, tp);
+    for (auto* layer : {layer1.get(), layer2.get(), layer3.get(), layer4.get()}) layer->shard_channels(dp, tp);
   }
   sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
     x = (*head)(b, x);

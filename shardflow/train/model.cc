@@ -274,10 +274,10 @@ double Model::eval_accuracy(const dataset::Dataset& eval_set) {
   auto forward = [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); };
   // The parameters change with training, so the sharded case gathers (and builds) anew each call.
   if (semi_) forward_fn_ = std::make_unique<ForwardFunction>(forward, whole_parameters(net_.trainable_params()), opts_);
-  if (pipeline_) {
-    pipeline_->share_parameters(net_.get_parameters());
-    if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.get_parameters(), opts_);
-  }
+  // A pipeline whose stages cut parameters gives whole copies of those, anew each call.
+  if (pipeline_)
+    forward_fn_ =
+        std::make_unique<ForwardFunction>(forward, pipeline_->share_parameters(net_.get_parameters()), opts_);
   if (!forward_fn_) forward_fn_ = std::make_unique<ForwardFunction>(forward, net_.get_parameters(), opts_);
   int64_t correct = 0, total = 0;
   dataset::BatchIterator it = eval_set.iterator(0);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <shardflow/comm/all_reduce.h>
+#include <shardflow/comm/all_gather.h>
 #include <shardflow/comm/broadcast.h>
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
@@ -174,22 +175,73 @@ StrategyTable PipelineStep::strategies() const {
   return table;
 }
 
-void PipelineStep::share_parameters(const ParameterList& params) {
-  SF_ENFORCE(stage_graphs_, InvalidArgument, "pipeline: parameters can be shared only after a training step");
-  std::map<std::string, int> first_stage;
-  for (const pipeline::StageGraph& sg : *stage_graphs_)
-    for (const std::string& name : sg.param_names) first_stage.emplace(name, sg.virtual_stage % stages_);
-  const comm::Group world = comm::current_rank().world();
-  for (const Parameter& p : params) {
-    auto it = first_stage.find(p.name());
-    if (it == first_stage.end()) continue;  // read by no stage: every rank has its initial value
-    Tensor value = p.value();
-    SF_ENFORCE(!p.sharded(), InvalidArgument,
-               "pipeline: parameter '{}' is cut over its stage's devices; gathering it onto every rank after "
-               "pipeline training with operator-parallel stages is not supported",
-               p.name());
-    value.copy_from(comm::broadcast(value, {.group = world, .root = it->second * per_stage_}));
+namespace {
+// Writes `block`, which holds `slices` of `whole`, into it.
+void insert_block(Tensor& whole, const Tensor& block, const std::vector<DimSlice>& slices) {
+  const Shape& shape = whole.shape();
+  const int dims = static_cast<int>(shape.size());
+  std::vector<int64_t> index(dims, 0);
+  const float* src = block.f32();
+  float* dst = whole.f32();
+  for (int64_t e = 0; e < block.numel(); ++e) {
+    int64_t at = 0;
+    for (int d = 0; d < dims; ++d) at = at * shape[d] + slices[d].offset + index[d];
+    dst[at] = src[e];
+    for (int d = dims - 1; d >= 0 && ++index[d] == slices[d].extent; --d) index[d] = 0;
   }
+}
+}  // namespace
+
+ParameterList PipelineStep::share_parameters(const ParameterList& params) {
+  SF_ENFORCE(stage_graphs_ && runtime_, InvalidArgument,
+             "pipeline: parameters can be shared only after a training step");
+  const pipeline::StageProgram& prog = runtime_->program();
+  const comm::Group world = comm::current_rank().world();
+  const int rank = comm::current_rank().rank();
+  ParameterList out;
+  for (const Parameter& p : params) {
+    // The first virtual stage that reads it, and how that stage cuts it.
+    const pipeline::StageGraph* first = nullptr;
+    int id = -1;
+    for (const pipeline::StageGraph& sg : *stage_graphs_) {
+      id = sg.graph.find(p.name());
+      if (id >= 0 && prog.shardings[sg.virtual_stage].by_node.count(id)) {
+        first = &sg;
+        break;
+      }
+    }
+    if (!first) {  // read by no stage: every rank has its initial value
+      out.push_back(p);
+      continue;
+    }
+    const int stage = first->virtual_stage % stages_;
+    const TensorLayout& layout = prog.shardings[first->virtual_stage].at(id).layout;
+    const Shape whole_shape = p.shape();
+    const Shape block = layout.local_shape(whole_shape);
+    if (block == whole_shape) {  // whole on its stage: broadcast it from the stage's first rank
+      Tensor value = p.value();
+      value.copy_from(comm::broadcast(value, {.group = world, .root = stage * per_stage_}));
+      out.push_back(p);
+      continue;
+    }
+    // Cut over its stage: every rank gathers the stage's blocks and joins them into a new
+    // Parameter of the same name holding the whole value (the network's keeps its block).
+    const bool holds = rank / per_stage_ == stage;
+    Tensor mine = holds ? p.value().view({1, numel(block)}) : Tensor::zeros({1, numel(block)});
+    const Tensor all = comm::all_gather(mine, {.group = world});
+    Tensor whole = Tensor::zeros(whole_shape);
+    // Replicas of a block may differ (each data-parallel replica's own moving statistics): the
+    // lowest rank's is kept, the one an unsplit parameter is broadcast from.
+    for (int j = per_stage_ - 1; j >= 0; --j) {
+      const Tensor row = all.rows(stage * per_stage_ + j, stage * per_stage_ + j + 1).view(block);
+      insert_block(whole, row, layout.slice(whole_shape, j));
+    }
+    Parameter copy(whole_shape, "zeros");
+    copy.finalize(p.name(), get_seed());
+    copy.value() = whole;
+    out.push_back(copy);
+  }
+  return out;
 }
 
 }  // namespace sf

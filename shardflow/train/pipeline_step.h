@@ -38,8 +38,11 @@ class PipelineStep {
 
   /// Gives every rank the current value of each of `params`, from the first stage that reads it
   /// (a collective: all ranks call it with the same list), so that any rank can run the whole
-  /// network. Needs a step to have run.
-  void share_parameters(const ParameterList& params);
+  /// network: a parameter whole on that stage is broadcast into the network's own; one its stage
+  /// cuts over its devices is gathered into a new Parameter of the same name (the network's keeps
+  /// its block, which training goes on updating). Returns the parameters to evaluate with, in
+  /// order. Needs a step to have run.
+  ParameterList share_parameters(const ParameterList& params);
 
   /// The schedule every rank runs.
   const pipeline::Schedule& schedule() const { return schedule_; }
