@@ -95,7 +95,7 @@ std::string print_strategy_ir(const Graph& global, const GraphSharding& sharding
       continue;
     }
     out += fmt::format("{}\n    {{{}}}{} device matrix {}\n", print_node(n), op_strategy_str(ns.op->strategy),
-                       ns.op->given ? "" : " (default)", ns.op->mesh.str());
+                       strategy_origin(*ns.op), ns.op->mesh.str());
   }
   return out;
 }
@@ -120,7 +120,7 @@ std::string strategy_dot(const Graph& global, const GraphSharding& sharding) {
     }
     if (ns.op->given) style = ", style=filled, fillcolor=\"#dbe9f6\"";
     return fmt::format("%{} {}\n{}\n{}\n{}{}", n.id, n.op, n.name, shape_line(n), op_strategy_str(ns.op->strategy),
-                       ns.op->given ? "" : " (default)");
+                       strategy_origin(*ns.op));
   });
 }
 

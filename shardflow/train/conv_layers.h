@@ -7,9 +7,26 @@
 /// non-trainable moving_mean / moving_variance in place and which nothing reads (a training
 /// program runs every in-place node of its forward graph); inference builds BatchNorm on the
 /// moving statistics and no update. Like every cell, these are built on one thread.
+///
+/// Conv2d, BatchNorm2d, MaxPool2d and AvgPool2d are one op each and can be sharded in semi-auto
+/// parallel mode as MindSpore shards that op, `conv.shard(in_strategy, out_strategy)`
+/// (train/primitive.h; the rules are parallel/sharding/*_rule.cc):
+///
+/// @code
+///   conv1->shard({{1, 1, 1, 1}, {4, 1, 1, 1}});     // output channels split (column parallel)
+///   conv2->shard({{1, 4, 1, 1}, {1, 4, 1, 1}});     // input channels split, AllReduce after
+///   bn->shard({{1, 4, 1, 1}, {4}, {4}, {4}, {4}});  // channels split: exact statistics
+///   pool->shard({{2, 2, 1, 1}});                    // batch and channels split
+/// @endcode
+///
+/// Image dims (H, W, and the kernel's) are gathered when a strategy splits them. BatchNorm2d's
+/// moving statistics are updated with BatchNorm's layout: split like gamma by a channel split,
+/// replicated (each rank's own, from its rows) by a batch split.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <shardflow/train/cell.h>
 
@@ -29,9 +46,14 @@ class Conv2d : public Cell {
   Parameter& weight() { return weight_; }
   Parameter& bias() { return bias_; }  ///< undefined without has_bias
 
+  using Cell::shard;
+  /// Shards the convolution (not the bias): in_strategy ((n, c, h, w), (o, c, kh, kw)) for x and
+  /// the kernel, the channels c split alike in both.
+  Conv2d& shard(std::vector<TensorStrategy> in_strategy, std::vector<TensorStrategy> out_strategy = {});
+
  private:
-  int64_t stride_, pad_;
   Parameter weight_, bias_;
+  Primitive& conv_;
 };
 
 /// Per-channel batch normalisation of (N, C, H, W) (also (N, C)): trainable gamma (ones) and
@@ -52,9 +74,15 @@ class BatchNorm2d : public Cell {
   /// The moving variance (not trainable), used for inference.
   Parameter& moving_variance() { return moving_variance_; }
 
+  using Cell::shard;
+  /// Shards BatchNorm: in_strategy ((n, c, h, w), (c,), (c,), (c,), (c,)) for x, gamma, beta and
+  /// the moving statistics; the statistics' updates follow it.
+  BatchNorm2d& shard(std::vector<TensorStrategy> in_strategy, std::vector<TensorStrategy> out_strategy = {});
+
  private:
-  float eps_, momentum_;
+  float momentum_;
   Parameter gamma_, beta_, moving_mean_, moving_variance_;
+  Primitive& bn_;
 };
 
 /// Square-window max pooling (padding never wins).
@@ -62,12 +90,19 @@ class MaxPool2d : public Cell {
  public:
   /// A kernel_size x kernel_size window moved by stride, pad on every side.
   explicit MaxPool2d(int64_t kernel_size, int64_t stride = 1, int64_t pad = 0)
-      : kernel_(kernel_size), stride_(stride), pad_(pad) {}
+      : pool_(register_primitive("", "MaxPool", {{"kernel", kernel_size}, {"stride", stride}, {"pad", pad}})) {}
   /// Adds the MaxPool op to `b`'s graph.
-  Value construct(GraphBuilder& b, Value x) override { return b.max_pool(x, kernel_, stride_, pad_); }
+  Value construct(GraphBuilder& b, Value x) override { return pool_(b, {x}); }
+
+  using Cell::shard;
+  /// Shards the pooling: in_strategy ((n, c, h, w)).
+  MaxPool2d& shard(std::vector<TensorStrategy> in_strategy, std::vector<TensorStrategy> out_strategy = {}) {
+    pool_.shard(std::move(in_strategy), std::move(out_strategy));
+    return *this;
+  }
 
  private:
-  int64_t kernel_, stride_, pad_;
+  Primitive& pool_;
 };
 
 /// Square-window average pooling; every window divides by kernel^2, padding included (PyTorch's
@@ -76,12 +111,19 @@ class AvgPool2d : public Cell {
  public:
   /// A kernel_size x kernel_size window moved by stride, pad on every side.
   explicit AvgPool2d(int64_t kernel_size, int64_t stride = 1, int64_t pad = 0)
-      : kernel_(kernel_size), stride_(stride), pad_(pad) {}
+      : pool_(register_primitive("", "AvgPool", {{"kernel", kernel_size}, {"stride", stride}, {"pad", pad}})) {}
   /// Adds the AvgPool op to `b`'s graph.
-  Value construct(GraphBuilder& b, Value x) override { return b.avg_pool(x, kernel_, stride_, pad_); }
+  Value construct(GraphBuilder& b, Value x) override { return pool_(b, {x}); }
+
+  using Cell::shard;
+  /// Shards the pooling: in_strategy ((n, c, h, w)).
+  AvgPool2d& shard(std::vector<TensorStrategy> in_strategy, std::vector<TensorStrategy> out_strategy = {}) {
+    pool_.shard(std::move(in_strategy), std::move(out_strategy));
+    return *this;
+  }
 
  private:
-  int64_t kernel_, stride_, pad_;
+  Primitive& pool_;
 };
 
 /// (N, C, H, W) -> (N, C): the mean of each channel over H and W.

@@ -10,10 +10,12 @@ Primitive& Primitive::shard(std::vector<TensorStrategy> in_strategy, std::vector
   return *this;
 }
 
-Value Primitive::operator()(GraphBuilder& b, std::vector<Value> inputs) {
-  b.push_scope(instance_);
-  const Value v = b.op(op_, std::move(inputs), attrs_);
-  b.pop_scope();
+Value Primitive::operator()(GraphBuilder& b, std::vector<Value> inputs, const Attrs& extra) {
+  Attrs attrs = attrs_;
+  for (const auto& [key, value] : extra.values()) attrs.set(key, value);
+  if (!instance_.empty()) b.push_scope(instance_);
+  const Value v = b.op(op_, std::move(inputs), std::move(attrs));
+  if (!instance_.empty()) b.pop_scope();
   nodes_.insert(b.graph().node(v.id).name);
   return v;
 }

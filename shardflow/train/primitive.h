@@ -15,6 +15,8 @@
 ///
 /// Calling it adds the op under the scope of its instance name ("matmul1/MatMul" in the IR) and
 /// remembers the nodes it added, so that Cell::strategies() can key its strategy by node name.
+/// An empty instance name adds the op in the caller's scope: a cell that is one op (nn::Conv2d)
+/// holds its op that way, so the op keeps the name the cell gives it ("conv1/Conv2D").
 /// Strategies take effect in semi-auto parallel mode and are ignored in the others.
 ///
 /// Threading: as the cell that owns it (one thread while building).
@@ -42,7 +44,10 @@ class Primitive {
   const std::optional<OpStrategy>& strategy() const { return strategy_; }
 
   /// Adds the op on `inputs` to `b` under the instance name's scope; returns its output.
-  Value operator()(GraphBuilder& b, std::vector<Value> inputs);
+  Value operator()(GraphBuilder& b, std::vector<Value> inputs) { return (*this)(b, std::move(inputs), {}); }
+  /// The same, with `extra` attributes set over the primitive's own (BatchNorm's training flag,
+  /// which the cell's mode picks for each graph).
+  Value operator()(GraphBuilder& b, std::vector<Value> inputs, const Attrs& extra);
 
   /// The name it was created with, e.g.\ "matmul1".
   const std::string& instance_name() const { return instance_; }

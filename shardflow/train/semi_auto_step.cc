@@ -83,7 +83,11 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   Program& p = sp->program;
   p.graph = std::move(sp->local.graph);
   sp->forward_nodes = p.graph.size();
-  ParameterList net_params = net_.trainable_params();
+  // The local in-place updates (BatchNorm's moving statistics), run each step: fetched after
+  // the gradients, as Model and value_and_grad fetch them on one device.
+  const std::vector<int> updates = in_place_nodes(p.graph);
+  // Every parameter the graph reads is cut to this rank's block: the moving statistics too.
+  ParameterList net_params = net_.get_parameters();
   for (const LocalGraph::Source& s : sp->local.parameters) {
     const Node& n = sp->global.node(s.global);
     std::vector<int64_t> offset;
@@ -113,6 +117,7 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   }
   p.fetches = {local_loss.id};
   p.fetches.insert(p.fetches.end(), grads.begin(), grads.end());
+  p.fetches.insert(p.fetches.end(), updates.begin(), updates.end());
 
   p.inputs.emplace_back();
   std::vector<TensorLayout> layouts;
@@ -129,7 +134,9 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   }
   p.shard_input = [layouts, rank](size_t c, const Tensor& column) { return local_block(column, layouts[c], rank); };
 
-  RuntimeOptions opts{.threads = opts_.threads, .trace = opts_.trace};
+  RuntimeOptions opts;
+  opts.threads = opts_.threads;
+  opts.trace = opts_.trace;
   for (const auto& [name, ranks] : sp->local.groups) opts.collectives.add(group(name, ranks));
   p.runtime = std::make_unique<Runtime>(p.graph, p.fetches, opts);
   for (const LocalGraph::Source& s : sp->local.parameters)

@@ -7,7 +7,9 @@
 /// over them; the default for the others; parallel/sharding/graph_sharding.h; in auto parallel mode the strategies the search finds
 /// from them, parallel/auto_parallel.h), and this rank's local graph is built from it
 /// (parallel/sharding/local_graph.h). The network's parameters are then sharded: each keeps
-/// only this rank's block, generated from the initializer (Parameter::shard). Autodiff appends
+/// only this rank's block, generated from the initializer (Parameter::shard), BatchNorm's moving
+/// statistics included; their in-place updates are fetched after the gradients, so every step
+/// runs them (on the layout of their BatchNorm, graph_sharding.h). Autodiff appends
 /// the backward, and each parameter's gradient is summed over the ranks that hold the same
 /// block (MindSpore's mirror AllReduce). With the context's strategy_ckpt_save_file, rank 0
 /// writes every op's strategy there; with its save_graphs, each rank writes its parallel IR

@@ -40,7 +40,9 @@ std::vector<int> parameter_gradients(Graph& g, int loss, const ParameterList& pa
 
 GradFunction::GradFunction(LossBuilder fn, nn::Cell& net, ParameterList params, ExecOptions opts)
     : cache_([](GraphBuilder&, const std::vector<std::vector<Value>>&, Program&) {}, {}, opts),
-      semi_(std::make_unique<SemiAutoStep>(net, std::move(fn), std::move(params), opts)) {}
+      grad_count_(params.size()) {
+  semi_ = std::make_unique<SemiAutoStep>(net, std::move(fn), std::move(params), opts);
+}
 
 GradFunction::~GradFunction() = default;
 GradFunction::GradFunction(GradFunction&&) noexcept = default;
@@ -62,8 +64,8 @@ GradFunction::Result GradFunction::operator()(const std::vector<Tensor>& inputs)
     run = &cache_.run(inputs);
   }
   const auto& out = *run;
-  // The cache's programs fetch the in-place updates after the gradients.
-  const auto grads_end = semi_ ? out.end() : out.begin() + 1 + static_cast<std::ptrdiff_t>(grad_count_);
+  // Both kinds of program fetch the in-place updates after the gradients.
+  const auto grads_end = out.begin() + 1 + static_cast<std::ptrdiff_t>(grad_count_);
   grads_.assign(out.begin() + 1, grads_end);
   return {out[0].item(), grads_};
 }

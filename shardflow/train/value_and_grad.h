@@ -60,7 +60,7 @@ class GradFunction {
   std::unique_ptr<SemiAutoStep> semi_;  ///< semi-auto parallel: used instead of cache_
   Runtime::Feeds feeds_;
   std::vector<Tensor> grads_;
-  size_t grad_count_ = 0;  ///< gradients among a cache program's fetches
+  size_t grad_count_ = 0;  ///< gradients among a program's fetches (the in-place updates follow)
 };
 
 /// Refused (InvalidArgument) in semi-auto parallel mode, which needs the network (below).

@@ -1,8 +1,11 @@
 #include <shardflow/parallel/sharding/graph_sharding.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <shardflow/core/error.h>
+#include <shardflow/ops/op_def.h>
 #include <shardflow/ops/plan.h>
 #include <shardflow/parallel/redistribution_planner.h>
 
@@ -20,12 +23,80 @@ void check_table(const Graph& g, const StrategyTable& table) {
   }
 }
 
+// An in-place op (BatchNormUpdateMoving) must update its tensor where that tensor lives: with
+// no strategy of its own it takes, for each input it shares with the op that first reads the
+// tensor it updates (its BatchNorm), that op's entry, and leaves its other inputs unsplit.
+// Sharing the loop order with that op (the rules make sure), it then has the same device
+// matrix and the same layouts, so the update needs no communication. None without such an op.
+std::optional<OpStrategy> followed_strategy(const Graph& g, const GraphSharding& gs, const Node& n,
+                                            std::string& leader_name) {
+  const int target = n.inputs[n.def->inplace_input];
+  for (int c : gs.nodes) {
+    if (c >= n.id) break;
+    const Node& leader = g.node(c);
+    auto it = gs.by_node.find(c);
+    if (it == gs.by_node.end() || !it->second.op) continue;
+    if (std::find(leader.inputs.begin(), leader.inputs.end(), target) == leader.inputs.end()) continue;
+    const OpStrategy& ls = it->second.op->strategy;
+    OpStrategy s;
+    for (int in : n.inputs) {
+      const auto j = std::find(leader.inputs.begin(), leader.inputs.end(), in) - leader.inputs.begin();
+      const int dims = static_cast<int>(g.node(in).shape.size());
+      if (j < static_cast<std::ptrdiff_t>(leader.inputs.size())) {
+        s.in.push_back(ls.in[j]);
+      } else if (ls.in[0].is_layout()) {
+        const TensorLayout& l = ls.in[0].layout();
+        s.in.emplace_back(TensorLayout(l.mesh(), TensorLayout::TensorMap(dims), {}, l.axis_names()));
+      } else {
+        s.in.emplace_back(Strategy(dims, 1));
+      }
+    }
+    leader_name = leader.name;
+    return s;
+  }
+  return std::nullopt;
+}
+
+// The op's strategy: the table's, else (an in-place op) the one it follows, else the default.
+OpSharding shard_node(const Graph& g, const GraphSharding& gs, const Node& n, const StrategyTable& table,
+                      int64_t devices) {
+  std::vector<Shape> shapes;
+  for (int p : n.inputs) shapes.push_back(g.node(p).shape);
+  auto it = table.find(n.name);
+  if (it != table.end()) return shard_op(n, shapes, it->second, devices);
+  std::string leader;
+  if (n.def && n.def->inplace_input >= 0)
+    if (std::optional<OpStrategy> s = followed_strategy(g, gs, n, leader)) {
+      OpSharding out = shard_op(n, shapes, s, devices);
+      out.given = false;
+      out.follows = leader;
+      return out;
+    }
+  return shard_op(n, shapes, std::nullopt, devices);
+}
+
+// Refuses an in-place op whose strategy would move the tensor it updates (it would update a
+// copy) or its result (the update must stay where the tensor is).
+void check_in_place(const Graph& g, const Node& n, const NodeSharding& ns) {
+  const int k = n.def->inplace_input;
+  const RedistributionPlan& moved = ns.in_plans[k].steps.empty() ? ns.out_plan : ns.in_plans[k];
+  SF_ENFORCE(moved.steps.empty(), InvalidArgument,
+             "{}: it updates '{}' in place, so its strategy {} must leave that tensor where it is, not move it from {} "
+             "to {}; give the op no strategy and it follows the op that reads the tensor first",
+             node_label(n), g.node(n.inputs[k]).name, ns.op->strategy.str(), moved.from.str(), moved.to.str());
+}
+
 std::string plan_str(const RedistributionPlan& p) {
   std::vector<std::string> steps;
   for (const RedistributionStep& s : p.steps) steps.push_back(s.str());
   return fmt::format("{}", fmt::join(steps, "; "));
 }
 }  // namespace
+
+std::string strategy_origin(const OpSharding& s) {
+  if (s.given) return "";
+  return s.follows.empty() ? " (default)" : fmt::format(" (follows {})", s.follows);
+}
 
 const NodeSharding& GraphSharding::at(int id) const {
   auto it = by_node.find(id);
@@ -38,15 +109,16 @@ GraphSharding shard_graph(const Graph& g, const std::vector<int>& outputs, const
   check_table(g, table);
   GraphSharding gs;
   gs.devices = devices;
-  gs.nodes = needed_nodes(g, outputs);
+  // A program runs every in-place op of its forward graph (BatchNorm's moving statistics'
+  // updates), though the outputs do not read them.
+  std::vector<int> roots = outputs;
+  for (int id : in_place_nodes(g)) roots.push_back(id);
+  gs.nodes = needed_nodes(g, roots);
   for (int id : gs.nodes) {
     const Node& n = g.node(id);
     if (is_source(n)) continue;
-    std::vector<Shape> shapes;
-    for (int p : n.inputs) shapes.push_back(g.node(p).shape);
-    auto it = table.find(n.name);
     NodeSharding ns;
-    ns.op = shard_op(n, shapes, it == table.end() ? std::nullopt : std::optional<OpStrategy>(it->second), devices);
+    ns.op = shard_node(g, gs, n, table, devices);
     ns.layout = ns.op->carried;
     gs.by_node.emplace(id, std::move(ns));
   }
@@ -80,6 +152,7 @@ GraphSharding shard_graph(const Graph& g, const std::vector<int>& outputs, const
                                                 fmt::format("{} input {}", node_label(n), i)));
     }
     ns.out_plan = plan_redistribution(ns.op->output, ns.op->carried, n.shape, n.dtype, node_label(n) + " output");
+    if (n.def && n.def->inplace_input >= 0) check_in_place(g, n, ns);
   }
   return gs;
 }
@@ -97,7 +170,7 @@ std::string GraphSharding::str(const Graph& g) const {
     std::vector<std::string> ins;
     for (const TensorLayout& l : s.inputs) ins.push_back(l.str());
     out += fmt::format("%{} {} {}: {}{} device matrix {}; inputs {}; output {}", id, n.op, n.name, s.strategy.str(),
-                       s.given ? "" : " (default)", s.mesh.str(), fmt::join(ins, " | "), s.output.str());
+                       strategy_origin(s), s.mesh.str(), fmt::join(ins, " | "), s.output.str());
     for (size_t i = 0; i < ns.in_plans.size(); ++i)
       if (!ns.in_plans[i].steps.empty()) out += fmt::format("; input {} via {}", i, plan_str(ns.in_plans[i]));
     if (!ns.out_plan.steps.empty()) out += fmt::format("; output via {}", plan_str(ns.out_plan));

@@ -5,6 +5,12 @@
 /// same for every rank, and made before any rank builds or runs anything, so every refusal
 /// (a bad strategy, an op without a rule, a strategy for an op the graph lacks) comes first.
 ///
+/// In-place ops (BatchNorm's moving statistics' updates) are sharded with the nodes the outputs
+/// need, since a program runs them all. One without a strategy of its own takes the entries of
+/// the op that first reads the tensor it updates (BatchNormUpdateMoving those of its BatchNorm),
+/// so that it updates the tensor where that op put it; a strategy that would move the tensor (an
+/// update of a copy) is refused.
+///
 /// Sources take the layout their first consumer needs: an Input is cut from the global batch
 /// each rank is fed, and a Parameter is generated as that slice, so neither needs
 /// communication. A Fill is replicated.
@@ -36,7 +42,7 @@ struct NodeSharding {
 /// The sharding of a whole graph (see the file comment).
 struct GraphSharding {
   int64_t devices = 1;  ///< the job's device count
-  std::vector<int> nodes;                ///< the nodes the outputs need, ascending
+  std::vector<int> nodes;                ///< the nodes the outputs and the in-place ops need, ascending
   std::map<int, NodeSharding> by_node;   ///< by global node id
 
   /// The sharding of node `id`; InvalidArgument if the outputs do not need it.
@@ -45,6 +51,9 @@ struct GraphSharding {
   /// matrix, input and output layouts, and the communication each plan inserts.
   std::string str(const Graph& g) const;
 };
+
+/// How an op got its strategy, for printing: "" (the user's), " (default)" or " (follows <op>)".
+std::string strategy_origin(const OpSharding& s);
 
 /// Throws (before any communication) for a bad strategy of any op, an op without a sharding
 /// rule, or a table entry that names no op of the graph.

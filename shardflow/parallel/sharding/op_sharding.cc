@@ -179,7 +179,7 @@ OpSharding shard_op(const Node& node, const std::vector<Shape>& inputs, const st
   int64_t reduced_blocks = 1;
   for (size_t l = 0; l < nest.loops.size(); ++l) {
     if (nest.whole[l]) la.axes[l].clear();
-    if (in_output[l]) continue;
+    if (in_output[l] || (!nest.local.empty() && nest.local[l])) continue;
     partial.insert(partial.end(), la.axes[l].begin(), la.axes[l].end());
     reduced_blocks *= la.mesh.size_of(la.axes[l]);
   }

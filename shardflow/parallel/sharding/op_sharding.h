@@ -18,6 +18,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <shardflow/ops/graph.h>
@@ -29,6 +30,8 @@ namespace sf {
 struct OpSharding {
   OpStrategy strategy;               ///< as the user gave it, or the default
   bool given = false;                ///< true if the user gave it
+  /// An in-place op without a strategy of its own: the op whose strategy it took (graph_sharding.h).
+  std::string follows;
   DeviceMatrix mesh;                 ///< the op's device matrix on the job's devices
   std::vector<TensorLayout> inputs;  ///< the layout each input must be in
   TensorLayout output;               ///< the local op's result: partial over split reduced loops

@@ -9,7 +9,10 @@
 // refused, and a loop absent from the output (MatMul's k, a reduction's axes) that is split
 // leaves the output *partial* over its axes. Loops marked `whole` are ones the local kernel
 // must see entire (SoftmaxCrossEntropy's class dim, a reshaped dim): a split the strategy
-// asks for there is gathered by redistribution before the op instead.
+// asks for there is gathered by redistribution before the op instead. Loops marked `local` are
+// reductions whose split leaves each rank the result over its own block rather than a share of
+// a sum (BatchNormUpdateMoving's batch: each rank's moving statistics from its own rows, as in
+// data parallel): nothing is partial and nothing is reduced across ranks.
 //
 // The rules live here rather than next to the kernels in ops/ (as DESIGN.md first placed
 // them) because a rule speaks in layouts and device matrices, and ops/ must not include
@@ -32,6 +35,7 @@ struct LoopNest {
   std::vector<std::vector<int>> inputs;  // [input][dim]: its loop, or kBroadcast
   std::vector<int> output;               // [dim]: its loop
   std::vector<bool> whole;               // per loop: the kernel needs it unsplit
+  std::vector<bool> local;               // per loop, or empty for none: a split reduction stays per rank
   bool mean = false;                     // the op averages over the loops it reduces
 };
 
@@ -56,5 +60,9 @@ extern const ShardingRule kReduceRule;  // ReduceSum, ReduceMean
 extern const ShardingRule kSoftmaxCrossEntropyRule;
 extern const ShardingRule kMseLossRule;
 extern const ShardingRule kReshapeRule;  // Reshape, Flatten
+extern const ShardingRule kConv2dRule;
+extern const ShardingRule kBatchNormRule;
+extern const ShardingRule kBatchNormUpdateMovingRule;
+extern const ShardingRule kPoolRule;  // MaxPool, AvgPool
 
 }  // namespace sf

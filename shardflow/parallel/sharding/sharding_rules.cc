@@ -22,6 +22,11 @@ const std::map<std::string, const ShardingRule*>& table() {
       {"MSELoss", &kMseLossRule},
       {"Reshape", &kReshapeRule},
       {"Flatten", &kReshapeRule},
+      {"Conv2D", &kConv2dRule},
+      {"BatchNorm", &kBatchNormRule},
+      {"BatchNormUpdateMoving", &kBatchNormUpdateMovingRule},
+      {"MaxPool", &kPoolRule},
+      {"AvgPool", &kPoolRule},
   };
   return rules;
 }
