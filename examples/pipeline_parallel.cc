@@ -53,10 +53,10 @@ ds::Dataset create_dataset(const std::string& data_dir, const std::string& usage
 // The configuration's rules, each refused with its reason before any rank communicates (the
 // library checks them again when the first step is built, on every rank).
 void check_configuration(const Options& o, int devices) {
-  SF_ENFORCE(o.tp >= 1 && devices % (o.stages * o.tp) == 0, InvalidArgument,
-             "pipeline: --stages {} x --tp {} does not divide the {} devices: data-parallel x stages x tensor-parallel "
-             "must equal the device count",
-             o.stages, o.tp, devices);
+  SF_ENFORCE(devices % (o.stages * o.tp) == 0, InvalidArgument,
+             "pipeline: --stages {}{} does not divide the {} devices: data-parallel x stages x tensor-parallel must "
+             "equal the device count",
+             o.stages, o.tp > 1 ? fmt::format(" x --tp {}", o.tp) : "", devices);
   SF_ENFORCE(o.dp == 0 || o.dp * o.stages * o.tp == devices, InvalidArgument,
              "pipeline: --dp {} x --stages {} x --tp {} = {}, but there are {} devices", o.dp, o.stages, o.tp,
              o.dp * o.stages * o.tp, devices);
@@ -136,9 +136,10 @@ int main(int argc, char** argv) {
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
       if (rank == 0)
-        sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel x {} tensor-parallel, {} "
-                                              "micro-batches, {}{}",
-                                              o.stages, dp, o.tp, o.micro_size, o.schedule,
+        sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel{}, {} micro-batches, {}{}",
+                                              o.stages, dp,
+                                              o.tp > 1 ? fmt::format(" x {} tensor-parallel", o.tp) : "",
+                                              o.micro_size, o.schedule,
                                               o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave)
                                                                : ""));
       // Every rank saves and resumes (a save is a collective): the parameters its stages hold.

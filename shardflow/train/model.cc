@@ -273,7 +273,7 @@ double Model::eval_accuracy(const dataset::Dataset& eval_set) {
   SF_ENFORCE(eval_set.batch_size() > 0, InvalidArgument, "Model::eval_accuracy: the dataset is not batched");
   auto forward = [this](GraphBuilder& b, const std::vector<Value>& in) { return net_(b, in[0]); };
   // The parameters change with training, so the sharded case gathers (and builds) anew each call.
-  if (semi_) forward_fn_ = std::make_unique<ForwardFunction>(forward, whole_parameters(net_.trainable_params()), opts_);
+  if (semi_) forward_fn_ = std::make_unique<ForwardFunction>(forward, whole_parameters(net_.get_parameters()), opts_);
   // A pipeline whose stages cut parameters gives whole copies of those, anew each call.
   if (pipeline_)
     forward_fn_ =
