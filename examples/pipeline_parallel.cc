@@ -14,7 +14,8 @@
 // them), with --devices a multiple of S (devices / S data-parallel replicas; S defaults to the
 // seed's 2, or 1 on 1 device). --tp T splits each stage's convolutions and BatchNorms over T
 // devices by channel (seed003_net.h's shard_channels) and --dp D is the data-parallel degree:
-// --devices = D x stages x T (D defaults to what is left). --schedule: gpipe, 1f1b (MindSpore's default), interleaved_1f1b
+// --devices = D x stages x T (D defaults to what is left).
+// --schedule: gpipe, 1f1b (MindSpore's default), interleaved_1f1b
 // (with --interleave V >= 2 model chunks per device, S x V <= 6, micro-batches a multiple of S)
 // or zb_h1. --micro-batches M: micro-batches per batch (PipelineCell's micro_size; sfviz's
 // option of the same name), at least S, dividing --batch. Every such configuration is checked before any rank
