@@ -73,7 +73,7 @@ void check_configuration(const Options& o, int devices) {
              "pipeline: --batch {} is not divisible by --micro-batches {}", o.batch, o.micro_size);
   const int dp = devices / o.stages;
   SF_ENFORCE((o.batch / o.micro_size) % dp == 0, InvalidArgument,
-             "pipeline: a micro-batch of {} rows cannot be split over {} data-parallel replicas",
+             "pipeline: a micro-batch of {} rows cannot be split over the {} devices of a stage",
              o.batch / o.micro_size, dp);
   // The schedule's own rules: a known name, --interleave only with interleaved_1f1b, and there
   // V >= 2 and micro-batches a multiple of the stages.

@@ -66,7 +66,6 @@ struct StageRuntime::Impl {
   struct Role {
     int chunk = -1, param = -1;  // a gradient block; param -1: the loss
   };
-  std::map<int, Role> roles;                // by fetched node id
   std::vector<Role> fetch_roles;            // by fetch index (chunk -1: nothing to keep)
   std::vector<std::vector<Tensor>> accumulated;  // [chunk][param of the chunk]: this step's sum
   float loss_sum = 0;
@@ -119,6 +118,7 @@ StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages
                                  .gradients_mean = im.opts.gradients_mean});
 
   std::map<std::string, int> index;
+  std::map<int, Impl::Role> roles;  // by fetched node id
   for (size_t c = 0; c < im.prog.chunks.size(); ++c) {
     const StageProgram::Chunk& ch = im.prog.chunks[c];
     auto& idx = im.chunk_index.emplace_back();
@@ -135,13 +135,13 @@ StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages
                    ch.param_names[i], im.prog.stage);
       }
       idx.push_back(it->second);
-      im.roles[ch.param_grads[i]] = {static_cast<int>(c), static_cast<int>(i)};
+      roles[ch.param_grads[i]] = {static_cast<int>(c), static_cast<int>(i)};
     }
-    if (ch.loss >= 0) im.roles[ch.loss] = {static_cast<int>(c), -1};
+    if (ch.loss >= 0) roles[ch.loss] = {static_cast<int>(c), -1};
   }
   for (int id : im.prog.fetches) {
-    auto it = im.roles.find(id);
-    im.fetch_roles.push_back(it == im.roles.end() ? Impl::Role{} : it->second);
+    auto it = roles.find(id);
+    im.fetch_roles.push_back(it == roles.end() ? Impl::Role{} : it->second);
   }
   im.set_up_combine();
 

@@ -9,6 +9,7 @@
 #include <shardflow/comm/broadcast.h>
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
+#include <shardflow/parallel/reshard.h>
 #include <shardflow/parallel/strategy_file.h>
 #include <shardflow/pipeline/stage_split.h>
 #include <shardflow/train/pipeline_stages.h>
@@ -175,23 +176,6 @@ StrategyTable PipelineStep::strategies() const {
   return table;
 }
 
-namespace {
-// Writes `block`, which holds `slices` of `whole`, into it.
-void insert_block(Tensor& whole, const Tensor& block, const std::vector<DimSlice>& slices) {
-  const Shape& shape = whole.shape();
-  const int dims = static_cast<int>(shape.size());
-  std::vector<int64_t> index(dims, 0);
-  const float* src = block.f32();
-  float* dst = whole.f32();
-  for (int64_t e = 0; e < block.numel(); ++e) {
-    int64_t at = 0;
-    for (int d = 0; d < dims; ++d) at = at * shape[d] + slices[d].offset + index[d];
-    dst[at] = src[e];
-    for (int d = dims - 1; d >= 0 && ++index[d] == slices[d].extent; --d) index[d] = 0;
-  }
-}
-}  // namespace
-
 ParameterList PipelineStep::share_parameters(const ParameterList& params) {
   SF_ENFORCE(stage_graphs_ && runtime_, InvalidArgument,
              "pipeline: parameters can be shared only after a training step");
@@ -229,13 +213,15 @@ ParameterList PipelineStep::share_parameters(const ParameterList& params) {
     const bool holds = rank / per_stage_ == stage;
     Tensor mine = holds ? p.value().view({1, numel(block)}) : Tensor::zeros({1, numel(block)});
     const Tensor all = comm::all_gather(mine, {.group = world});
-    Tensor whole = Tensor::zeros(whole_shape);
-    // Replicas of a block may differ (each data-parallel replica's own moving statistics): the
-    // lowest rank's is kept, the one an unsplit parameter is broadcast from.
-    for (int j = per_stage_ - 1; j >= 0; --j) {
-      const Tensor row = all.rows(stage * per_stage_ + j, stage * per_stage_ + j + 1).view(block);
-      insert_block(whole, row, layout.slice(whole_shape, j));
+    // Replicas of a block may differ (each data-parallel replica's own moving statistics): every
+    // block is taken from the lowest rank holding it, the one an unsplit parameter is broadcast from.
+    std::vector<Tensor> blocks;
+    for (int j = 0; j < per_stage_; ++j) {
+      const int holder = stage * per_stage_ + layout.replica_group(j).front();
+      blocks.push_back(all.rows(holder, holder + 1).view(block));
     }
+    const TensorLayout one = TensorLayout::replicated(DeviceMatrix({1}), static_cast<int>(whole_shape.size()));
+    const Tensor whole = reshard(blocks, whole_shape, layout, one)[0];
     Parameter copy(whole_shape, "zeros");
     copy.finalize(p.name(), get_seed());
     copy.value() = whole;
