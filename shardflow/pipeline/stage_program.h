@@ -49,14 +49,16 @@ enum PhaseKind { kPhaseForward = 0, kPhaseBackward = 1, kPhaseWeight = 2, kPhase
 
 /// The names the transfer collectives use; a runtime maps each to the world group.
 inline constexpr const char* kSendGroup = "pipeline/send";
+/// Receives of activations (forward), on their own collective actor.
 inline constexpr const char* kRecvActivationGroup = "pipeline/recv_activation";
+/// Receives of output gradients (backward), on their own collective actor.
 inline constexpr const char* kRecvGradientGroup = "pipeline/recv_gradient";
 
 /// One rank's pipeline program (see the file comment).
 struct StageProgram {
   /// One of the rank's chunks (a virtual stage).
   struct Chunk {
-    int virtual_stage = 0;
+    int virtual_stage = 0;                     ///< chunk * stages + stage
     std::vector<int> data_inputs;              ///< Input nodes fed from the dataset
     std::vector<std::string> data_names;       ///< their dataset column names
     std::vector<TensorLayout> data_layouts;    ///< how each column is cut over the stage
@@ -71,7 +73,10 @@ struct StageProgram {
     std::vector<int> dout_recv_nodes;          ///< Receive nodes of output gradients (phase -1)
   };
 
-  int stages = 1, per_stage = 1, stage = 0, local_rank = 0;
+  int stages = 1;               ///< pipeline stages (ranks' groups)
+  int per_stage = 1;            ///< devices per stage
+  int stage = 0;                ///< this rank's stage: rank / per_stage
+  int local_rank = 0;           ///< this rank's place in its stage: rank % per_stage
   Graph graph;                  ///< every chunk of this rank
   std::vector<Chunk> chunks;    ///< by chunk index (virtual stage = chunk * stages + stage)
   std::vector<GraphSharding> shardings;  ///< every virtual stage's, by virtual stage

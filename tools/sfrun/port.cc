@@ -5,8 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -41,9 +44,29 @@ int try_bind(const std::string& addr, int port) {
   return result;
 }
 
+// The lowest port the kernel hands out for bind(0) and connect(); 32768 when unreadable.
+int ephemeral_low() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  int high = 0;
+  if (in >> low >> high && low > 1024) return low;
+  return 32768;
+}
+
 }  // namespace
 
 int pick_free_port(const std::string& addr) {
+  // Below the ephemeral range: a port the kernel picked for us would be free now, but between our
+  // close and rank 0's bind the kernel may give it to any other socket of the machine (an ipc-less
+  // world, an outgoing connection). Ports under the range are only ever taken by explicit binds.
+  const int high = ephemeral_low();
+  const int low = std::max(1025, high - 12000);
+  std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick(low, high - 1);
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const int port = try_bind(addr, pick(rng));
+    if (port > 0) return port;
+  }
   const int port = try_bind(addr, 0);
   SF_ENFORCE(port > 0, Error, "cannot find a free port on {}: {}", addr, std::strerror(-port));
   return port;
