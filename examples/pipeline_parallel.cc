@@ -9,6 +9,8 @@
 //   ./pipeline_parallel --devices 8 --stages 2 --dp 2 --tp 2   # 2 stages x (2-way data x 2-way tensor parallel)
 //   ./pipeline_parallel --devices 4 --stages 4 --timeline run.json && sfviz show run.json --plan --html run.html
 //   mpirun -np 2 ./pipeline_parallel                       # one process per stage
+//   ./pipeline_parallel --dry-run 4096 --stages 4 --tp 4   # the plan for 4096 ranks, none started
+//   ./pipeline_parallel --devices 8 --tp 2 --explain --save-strategy-file used.json --save-graphs saved_graph
 //
 // --stages S: any count up to the network's 6 cells (head, layer1..4, fc; seed003_net.h splits
 // them), with --devices a multiple of S (devices / S data-parallel replicas; S defaults to the
@@ -21,6 +23,15 @@
 // option of the same name), at least S, dividing --batch. Every such configuration is checked before any rank
 // communicates.
 //
+// --parallel-mode auto runs the strategy search on each stage over the stage's devices (from the
+// --tp strategies, if any); semi_auto (the default) runs the given strategies, data parallel elsewhere.
+// --strategy-file FILE replaces the strategies of the ops it names; --save-strategy-file FILE writes
+// every op's, defaults included; --explain prints each op's and where it came from; --save-graphs
+// DIR writes each rank's parallel IR under DIR/rank_<r>/. All of them, and --dry-run N (the plan of
+// N ranks: each stage's ranks, memory and bytes moved per step), are done before any rank
+// communicates. A dry run's batch is --batch if given, else one row per device of a stage in each
+// micro-batch, and at least 32 rows.
+//
 // The loss of a step is the sum of its micro-batches' losses (MindSpore's PipelineCell). After
 // training, every rank evaluates the whole network on the test set with the stages' parameters.
 #include <algorithm>
@@ -29,8 +40,10 @@
 
 #include "examples/example_main.h"
 #include "examples/seed003_net.h"
+#include "examples/strategy_options.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/shardflow.h>
+#include <shardflow/train/pipeline_plan.h>
 
 namespace {
 
@@ -42,7 +55,48 @@ struct Options {
   int tp = 1, dp = 0;                              // dp 0: devices / (stages x tp)
   int64_t batch = 32, eval_rows = 2000;
   std::string schedule = "1f1b", timeline;
+  std::string parallel_mode = "semi_auto", save_graphs;
+  ex::StrategyOptions strategies;
+  int64_t dry_run = 0;
 };
+
+// The seed's network as every rank builds it, its channels cut by --tp.
+struct Network {
+  seed003::ResNet net;
+  sf::nn::PipelineCell cell;
+  Network(const Options& o, int devices)
+      : cell(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size) {
+    net.set_stages(o.stages * o.interleave);
+    if (o.tp > 1) net.shard_channels(devices / (o.stages * o.tp), o.tp);
+  }
+};
+
+// The context every rank trains in (and a plan is made in).
+sf::AutoParallelContext pipeline_context(const Options& o) {
+  return {.parallel_mode = o.parallel_mode == "auto" ? sf::ParallelMode::kAutoParallel
+                                                     : sf::ParallelMode::kSemiAutoParallel,
+          .gradients_mean = true,
+          .dataset_strategy = "full_batch",
+          .strategy_ckpt_load_file = o.strategies.strategy_file,
+          .save_graphs = !o.save_graphs.empty(),
+          .save_graphs_path = o.save_graphs.empty() ? "saved_graph" : o.save_graphs,
+          .pipeline_stages = o.stages,
+          .pipeline_scheduler = o.schedule,
+          .pipeline_interleave = o.interleave};
+}
+
+// The plan of the step on `devices` ranks for batches of `batch` rows, none started.
+sf::PipelinePlan plan(const Options& o, int devices, int64_t batch) {
+  sf::set_seed(3);
+  Network n(o, devices);
+  return sf::plan_pipeline(n.cell, {{batch, 1, 28, 28}, {batch}}, {sf::DType::kF32, sf::DType::kI32}, devices,
+                           pipeline_context(o));
+}
+
+// Where --explain says a given strategy came from.
+std::string given_by(const Options& o) {
+  return o.strategies.strategy_file.empty() ? "shard_channels (--tp)" : "the strategy file or --tp";
+}
 
 ds::Dataset create_dataset(const std::string& data_dir, const std::string& usage, int64_t rows, int64_t batch) {
   ds::Dataset d = ds::Dataset::mnist(data_dir, usage).take(rows);
@@ -53,7 +107,7 @@ ds::Dataset create_dataset(const std::string& data_dir, const std::string& usage
 
 // The configuration's rules, each refused with its reason before any rank communicates (the
 // library checks them again when the first step is built, on every rank).
-void check_configuration(const Options& o, int devices) {
+void check_configuration(const Options& o, int devices, int64_t batch) {
   SF_ENFORCE(devices % (o.stages * o.tp) == 0, InvalidArgument,
              "pipeline: --stages {}{} does not divide the {} devices: data-parallel x stages x tensor-parallel must "
              "equal the device count",
@@ -69,12 +123,12 @@ void check_configuration(const Options& o, int devices) {
              "pipeline: --micro-batches {} is smaller than --stages {}; each stage needs a micro-batch of its own "
              "(micro-batches >= stages)",
              o.micro_size, o.stages);
-  SF_ENFORCE(o.batch % o.micro_size == 0, InvalidArgument,
-             "pipeline: --batch {} is not divisible by --micro-batches {}", o.batch, o.micro_size);
+  SF_ENFORCE(batch % o.micro_size == 0, InvalidArgument,
+             "pipeline: --batch {} is not divisible by --micro-batches {}", batch, o.micro_size);
   const int dp = devices / o.stages;
-  SF_ENFORCE((o.batch / o.micro_size) % dp == 0, InvalidArgument,
+  SF_ENFORCE((batch / o.micro_size) % dp == 0, InvalidArgument,
              "pipeline: a micro-batch of {} rows cannot be split over the {} devices of a stage",
-             o.batch / o.micro_size, dp);
+             batch / o.micro_size, dp);
   // The schedule's own rules: a known name, --interleave only with interleaved_1f1b, and there
   // V >= 2 and micro-batches a multiple of the stages.
   sf::pipeline::make_schedule(sf::pipeline::schedule_kind(o.schedule), o.stages, o.micro_size, o.interleave);
@@ -104,18 +158,39 @@ int main(int argc, char** argv) {
   app.add_option("--eval-rows", o.eval_rows, "test images to evaluate on (in batches of up to 250)")
       ->check(sf::cli::kPositive);
   app.add_option("--timeline", o.timeline, "write the last step's measured timeline (JSON, for sfviz show)");
+  app.add_option("--parallel-mode", o.parallel_mode, "semi_auto (the given strategies) or auto (searched per stage)")
+      ->check(CLI::IsMember({"semi_auto", "auto"}));
+  app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
+  ex::add_strategy_options(app, o.strategies);
+  app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per stage "
+                                         "its ranks, memory and the bytes moved per step")
+      ->check(sf::cli::kPositive);
   const ex::CommonOptions& c = example.common();
 
   ds::Dataset train, test;
   example.prepare = [&](const sf::comm::JobSpec& job) {
-    if (o.stages == 0) o.stages = job.size == 1 ? 1 : 2;
-    check_configuration(o, job.size);
-    sf::set_auto_parallel_context({.parallel_mode = sf::ParallelMode::kSemiAutoParallel,
-                                   .gradients_mean = true,
-                                   .dataset_strategy = "full_batch",
-                                   .pipeline_stages = o.stages,
-                                   .pipeline_scheduler = o.schedule,
-                                   .pipeline_interleave = o.interleave});
+    const int devices = o.dry_run > 0 ? static_cast<int>(o.dry_run) : job.size;
+    if (o.stages == 0) o.stages = devices == 1 ? 1 : 2;
+    // Ops without a strategy cut the batch over all the stage's devices: a row per device at least.
+    const int64_t rows = static_cast<int64_t>(o.micro_size) * (devices / o.stages);
+    const int64_t batch = o.dry_run > 0 && app.count("--batch") == 0 ? rows * std::max<int64_t>(1, 32 / rows) : o.batch;
+    check_configuration(o, devices, batch);
+    const sf::AutoParallelContext context = pipeline_context(o);
+    sf::set_auto_parallel_context(context);
+    if (o.dry_run > 0) {
+      const sf::PipelinePlan p = plan(o, devices, batch);
+      std::cout << p.str(o.strategies.explain, given_by(o));
+      if (!o.strategies.save_strategy_file.empty()) sf::save_strategy_file(o.strategies.save_strategy_file, p.used());
+      return ex::Next::kDone;
+    }
+    // The strategies are checked (a strategy file's against every stage), explained and saved on
+    // the plan of this job, before any rank communicates.
+    if (!o.strategies.strategy_file.empty() || o.strategies.explain || !o.strategies.save_strategy_file.empty()) {
+      const sf::PipelinePlan p = plan(o, devices, batch);
+      if (job.rank == 0 && o.strategies.explain) std::cout << p.str(true, given_by(o));
+      if (job.rank == 0 && !o.strategies.save_strategy_file.empty())
+        sf::save_strategy_file(o.strategies.save_strategy_file, p.used());
+    }
     // --steps 0: the whole training set.
     train = create_dataset(c.data_dir, "train", c.steps > 0 ? o.batch * c.steps : 60000, o.batch);
     // Fewer rows than one batch of 250 make one smaller batch, not an empty evaluation set.
@@ -126,12 +201,10 @@ int main(int argc, char** argv) {
     sf::comm::run_ranks([&] {
       const int rank = sf::comm::get_rank();
       sf::set_seed(3);
-      seed003::ResNet net;
-      net.set_stages(o.stages * o.interleave);
+      Network n(o, sf::comm::get_group_size());
+      seed003::ResNet& net = n.net;
       const int dp = sf::comm::get_group_size() / (o.stages * o.tp);
-      if (o.tp > 1) net.shard_channels(dp, o.tp);
-      sf::nn::PipelineCell net_pipeline(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size);
-      sf::Model model(net_pipeline, sf::nn::Momentum(net.infer_param_pipeline_stage(), 0.01f, 0.9f),
+      sf::Model model(n.cell, sf::nn::Momentum(net.infer_param_pipeline_stage(), 0.01f, 0.9f),
                       {.trace = !o.timeline.empty()});
       // Rank 0 (the first stage) reports the step's loss, as the seed's LossMonitor on device 0.
       std::vector<sf::CallbackPtr> callbacks;

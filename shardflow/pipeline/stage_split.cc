@@ -140,7 +140,8 @@ std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> 
     for (int u : boundary[k]) b.out.send_outputs.push_back(b.map[u]);
 
     GraphBuilder gb(sg);
-    gb.push_scope("Pipeline");
+    // Named per virtual stage: strategy tables and files name ops of every stage in one table.
+    gb.push_scope(fmt::format("Pipeline/objective{}", k));
     Value objective;
     if (k == virtual_stages - 1) {
       b.out.loss = b.map[loss];

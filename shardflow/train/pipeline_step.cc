@@ -11,8 +11,7 @@
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/reshard.h>
 #include <shardflow/parallel/strategy_file.h>
-#include <shardflow/pipeline/stage_split.h>
-#include <shardflow/train/pipeline_stages.h>
+#include <shardflow/train/save_graphs.h>
 
 namespace sf {
 
@@ -20,27 +19,13 @@ PipelineStep::PipelineStep(nn::PipelineCell& cell, std::shared_ptr<nn::Optimizer
                            const AutoParallelContext& context, int devices, bool record_timeline)
     : cell_(cell),
       optimizer_(std::move(optimizer)),
+      context_(context),
       stages_(context.pipeline_stages),
       chunks_(context.pipeline_interleave),
       per_stage_(devices / std::max(context.pipeline_stages, 1)),
       micro_(cell.micro_size()),
-      gradients_mean_(context.gradients_mean),
-      strategy_file_(context.strategy_ckpt_load_file),
-      record_(record_timeline) {
-  SF_ENFORCE(devices % stages_ == 0, InvalidArgument,
-             "pipeline: pipeline_stages {} does not divide the {} devices: stages x devices per stage must "
-             "equal the device count",
-             stages_, devices);
-  SF_ENFORCE(micro_ >= stages_, InvalidArgument,
-             "pipeline: micro_size {} is smaller than pipeline_stages {}; each stage needs a micro-batch of its "
-             "own (micro_size >= stages)",
-             micro_, stages_);
-  const pipeline::ScheduleKind kind = pipeline::schedule_kind(context.pipeline_scheduler);
-  SF_ENFORCE(chunks_ == 1 || kind == pipeline::ScheduleKind::kInterleaved1F1B, InvalidArgument,
-             "pipeline: pipeline_interleave {} needs pipeline_scheduler 'interleaved_1f1b', not '{}'", chunks_,
-             context.pipeline_scheduler);
-  schedule_ = pipeline::make_schedule(kind, stages_, micro_, chunks_);
-}
+      record_(record_timeline),
+      schedule_(pipeline_schedule(context, devices, cell.micro_size())) {}
 
 void PipelineStep::build_agreed(const std::vector<Tensor>& batch) {
   // Most refusals are the same on every rank; one that is not (an optimizer given other
@@ -76,19 +61,7 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   label_shape[0] = rows / micro_;
 
   nn::WithLossCell& nwl = cell_.net_with_loss();
-  auto graph = std::make_shared<Graph>();
-  int loss = -1;
-  std::vector<int> stage_of;
-  {
-    nn::StageRecord record;
-    GraphBuilder b(*graph);
-    Value x = b.input("data", data_shape, data.dtype());
-    Value y = b.input("label", label_shape, label.dtype());
-    loss = nwl(b, x, y).id;
-    stage_of = record.stage_of_nodes(graph->size());
-  }
-  auto stages = std::make_shared<const std::vector<pipeline::StageGraph>>(
-      pipeline::split_stages(*graph, loss, stage_of, stages_ * chunks_));
+  auto stages = split_pipeline_cell(cell_, {data_shape, label_shape}, {data.dtype(), label.dtype()}, stages_ * chunks_);
   stage_graphs_ = stages;
 
   std::map<std::string, Parameter> by_name;
@@ -111,6 +84,7 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   for (size_t i = 0; i < optimizer_->parameters().size(); ++i)
     optimizer_index[optimizer_->parameters()[i].name()] = static_cast<int>(i);
   runtime_.reset();
+  strategies_ = stage_strategies(*stages, nwl.network().strategies(), context_, per_stage_);
   const int local_rank = comm::current_rank().rank() % per_stage_;
   // A parameter an operator-parallel stage cuts keeps only this rank's block (generated from its
   // initializer), as in semi-auto parallel.
@@ -127,9 +101,9 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
   runtime_ = std::make_unique<pipeline::StageRuntime>(
       stages, schedule_, param_value,
       pipeline::StageRuntimeOptions{.per_stage = per_stage_,
-                                    .gradients_mean = gradients_mean_,
+                                    .gradients_mean = context_.gradients_mean,
                                     .record_timeline = record_,
-                                    .strategies = strategies()});
+                                    .strategies = strategies_.table});
   const auto& names = runtime_->parameter_names();
   std::map<std::string, int> runtime_index;
   for (size_t i = 0; i < names.size(); ++i) runtime_index[names[i]] = static_cast<int>(i);
@@ -148,6 +122,19 @@ void PipelineStep::build(const std::vector<Tensor>& batch) {
                "net.infer_param_pipeline_stage()",
                runtime_->stage(), name);
   built_for_ = data.shape();
+  if (!context_.strategy_ckpt_save_file.empty() && comm::current_rank().rank() == 0)
+    save_strategy_file(context_.strategy_ckpt_save_file, used_strategies());
+  if (context_.save_graphs) save_graphs(context_.save_graphs_path);
+}
+
+StrategyTable PipelineStep::used_strategies() const {
+  SF_ENFORCE(runtime_, InvalidArgument, "pipeline: the strategies are known once a step is built");
+  return strategies_of(*stage_graphs_, runtime_->program().shardings);
+}
+
+std::vector<std::string> PipelineStep::save_graphs(const std::string& path) const {
+  SF_ENFORCE(runtime_, InvalidArgument, "pipeline: the parallel IR exists once a step is built");
+  return sf::save_graphs(runtime_->program(), *stage_graphs_, comm::current_rank().rank(), path);
 }
 
 void PipelineStep::prepare(const std::vector<Tensor>& batch) {
@@ -166,14 +153,6 @@ float PipelineStep::step(const std::vector<Tensor>& batch) {
   for (int i : grad_index_) grads.push_back(last_.grads[i]);
   optimizer_->step(grads);
   return last_.loss;
-}
-
-StrategyTable PipelineStep::strategies() const {
-  StrategyTable table = cell_.net_with_loss().network().strategies();
-  const std::string& path = strategy_file_;
-  if (path.empty()) return table;
-  for (const auto& [op, s] : load_strategy_file(path)) table[op] = s;  // the file wins
-  return table;
 }
 
 ParameterList PipelineStep::share_parameters(const ParameterList& params) {

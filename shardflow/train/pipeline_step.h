@@ -7,7 +7,10 @@
 /// network's graph of one micro-batch once, splits it into stages (pipeline/stage_split.h) and
 /// runs it on a pipeline::StageRuntime, which cuts each stage's ops over the stage's devices by
 /// the network's strategies (shard(), the context's strategy_ckpt_load_file; data parallel for
-/// ops without one); after each step the optimizer updates this rank's parameters (its blocks).
+/// ops without one; in auto parallel mode, the search's per stage: train/pipeline_plan.h); after
+/// each step the optimizer updates this rank's parameters (its blocks). When built, rank 0 saves
+/// the strategies used to the context's strategy_ckpt_save_file, and with the context's
+/// save_graphs every rank writes its parallel IR.
 ///
 /// Threading: on the rank's thread.
 #pragma once
@@ -20,6 +23,7 @@
 #include <shardflow/pipeline/stage_runtime.h>
 #include <shardflow/train/optimizer.h>
 #include <shardflow/train/pipeline_cell.h>
+#include <shardflow/train/pipeline_plan.h>
 
 namespace sf {
 
@@ -54,21 +58,28 @@ class PipelineStep {
   int stages() const { return stages_; }
   /// The devices of each stage (its data-parallel replicas when no op is cut otherwise).
   int replicas() const { return per_stage_; }
+  /// The strategies the stages run with (auto parallel: the searches' too); empty before a step.
+  const StageStrategies& strategies() const { return strategies_; }
+  /// Every op's strategy the stages run with, defaults included (what a strategy file saves).
+  /// Needs a step to have been built.
+  StrategyTable used_strategies() const;
+  /// Writes this rank's parallel IR under `<path>/rank_<r>/` (train/save_graphs.h); returns the
+  /// files. Needs a step to have been built.
+  std::vector<std::string> save_graphs(const std::string& path) const;
 
  private:
   void build_agreed(const std::vector<Tensor>& batch);
   void build(const std::vector<Tensor>& batch);
-  StrategyTable strategies() const;
 
   nn::PipelineCell& cell_;
   std::shared_ptr<nn::Optimizer> optimizer_;
+  AutoParallelContext context_;
   int stages_, chunks_, per_stage_, micro_;
-  bool gradients_mean_;
-  std::string strategy_file_;
   bool record_;
   pipeline::Schedule schedule_;
   Shape built_for_;
   std::shared_ptr<const std::vector<pipeline::StageGraph>> stage_graphs_;
+  StageStrategies strategies_;
   std::unique_ptr<pipeline::StageRuntime> runtime_;
   std::vector<int> grad_index_;  ///< per optimizer parameter: its index in the runtime's names
   pipeline::StepResult last_;

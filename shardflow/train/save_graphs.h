@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <shardflow/pipeline/stage_program.h>
+#include <shardflow/pipeline/stage_split.h>
 #include <shardflow/train/callback.h>
 #include <shardflow/train/model.h>
 #include <shardflow/train/semi_auto_step.h>
@@ -24,11 +26,20 @@ namespace sf {
 /// Writes this rank's dump of `sp` under `<path>/rank_<r>/`; returns the files written.
 std::vector<std::string> save_graphs(const SemiAutoProgram& sp, const std::string& path);
 
+/// A pipeline rank's dump under `<path>/rank_<rank>/`: step_parallel_begin.ir (.dot) with each of
+/// its virtual stages' graphs and strategies — one file per chunk, `step_parallel_begin_chunk<c>.*`,
+/// when the rank runs several — and execute.ir (.dot), its program: every chunk's forward and
+/// backward with the collectives inside the stage and the Send/Receive between stages. Returns the
+/// files written.
+std::vector<std::string> save_graphs(const pipeline::StageProgram& program,
+                                     const std::vector<pipeline::StageGraph>& stages, int rank,
+                                     const std::string& path);
+
 /// A callback that saves each rank's parallel IR after the first step of Model::train.
 class SaveGraphs : public Callback {
  public:
-  /// `model` must outlive the callback and train in semi-auto or auto parallel mode (checked at
-  /// the first step: InvalidArgument naming the mode otherwise).
+  /// `model` must outlive the callback and train in semi-auto or auto parallel mode, pipelines
+  /// included (checked at the first step: InvalidArgument naming the mode otherwise).
   SaveGraphs(Model& model, std::string path = "saved_graph") : model_(model), path_(std::move(path)) {}
   /// Writes the dump after the first step; later steps do nothing.
   void on_step_end(const RunContext& ctx) override;

@@ -34,5 +34,9 @@ refused operator_cut_json "^error: strategy file '$dir/cut.json': not JSON" "$op
 refused semi_auto_cut_json "^error: strategy file '$dir/cut.json': not JSON" "$sa" --strategy-file "$dir/cut.json"
 refused data_parallel_no_data "^error: MnistDataset: dataset directory '$dir/none'" "$dp" --data-dir "$dir/none"
 refused manual_parallel_no_data "^error: MnistDataset: dataset directory '$dir/none'" "$mp" --data-dir "$dir/none"
+refused pipeline_parallel_bad_axis "^error: strategy file '.*seed001_bad_axis.json'.*xp" "$pp" --strategy-file "$bad_axis"
+# Well-formed, but naming ops no stage of the ResNet has.
+refused pipeline_parallel_no_such_op "^error: pipeline: a strategy is given for 'matmul1/MatMul', which is no op of any stage" \
+  "$pp" --strategy-file "$(dirname "$bad_axis")/seed001_other_strategies.json"
 refused pipeline_parallel_no_data "^error: MnistDataset: dataset directory '$dir/none'" "$pp" --data-dir "$dir/none"
 exit $((failures > 0))
