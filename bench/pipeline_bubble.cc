@@ -12,6 +12,13 @@
 //
 //   ./build/bench/pipeline_bubble                          # p=4, m=8, every schedule
 //   ./build/bench/pipeline_bubble --timeline-dir out/      # also out/<schedule>.timeline.json (sfviz show)
+//   ./build/bench/pipeline_bubble --stages 2 --tp 2        # each stage's layers cut over 2 devices
+//   ./build/tools/sfrun/sfrun -n 4 -- ./build/bench/pipeline_bubble --stages 2 --tp 2   # one process per device
+//
+// --tp T cuts each stage's wide layers over T devices, Megatron's way: the first of each pair
+// column-parallel (its weight split by output features), the second row-parallel (by input
+// features; the partial sums are AllReduced inside the stage). The job has stages x T devices:
+// virtual ones in this process, or the processes sfrun or mpirun started.
 //
 // Theory (F = B = W for ZB-H1, B = 2F otherwise, as the network's GEMMs make them):
 //   GPipe, 1F1B       (p-1)/(m+p-1)
@@ -21,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fmt/format.h>
+#include <cstdlib>
 #include <iostream>
 
 #include <shardflow/comm/bootstrap/init.h>
@@ -34,7 +42,7 @@ namespace {
 constexpr int64_t kInputFeatures = 16;
 
 struct Options {
-  int stages = 4, micro = 8, chunks = 2, layers = 2, steps = 7, warmup = 2;
+  int stages = 4, micro = 8, chunks = 2, layers = 2, steps = 7, warmup = 2, tp = 1;
   int64_t width = 512, rows = 64;
   std::vector<std::string> schedules{"gpipe", "1f1b", "interleaved_1f1b", "zb_h1"};
   std::string timeline_dir;
@@ -48,15 +56,36 @@ double theory(const std::string& s, int p, int m, int v) {
 
 int theory_stash(const std::string& s, int p, int m, int stage) { return s == "gpipe" ? m : p - stage; }
 
+// A wide layer, x W then ReLU, as Primitives so that shard() can cut them: column-parallel
+// (W by its output features, the result split by feature) or row-parallel (W by its input
+// features, a partial sum the planner reduces) over `tp` devices.
+class WideLayer : public sf::nn::Cell {
+ public:
+  WideLayer(int64_t width, int64_t tp, bool column) {
+    w_ = &register_parameter("w", {width, width}, "he_uniform");
+    if (tp == 1) return;
+    if (column) {
+      matmul.shard({{1, 1}, {1, tp}});
+      relu.shard({{1, tp}});
+    } else {
+      matmul.shard({{1, tp}, {tp, 1}});
+      relu.shard({{1, 1}});
+    }
+  }
+  sf::Value construct(sf::GraphBuilder& b, sf::Value x) override { return relu(b, {matmul(b, {x, param(b, *w_)})}); }
+  sf::Primitive& matmul = register_primitive("matmul", "MatMul");
+  sf::Primitive& relu = register_primitive("relu", "ReLU");
+
+ private:
+  sf::Parameter* w_ = nullptr;
+};
+
 std::shared_ptr<sf::nn::SequentialCell> balanced_net(const Options& o, int virtual_stages) {
   std::vector<sf::nn::CellPtr> blocks;
   for (int k = 0; k < virtual_stages; ++k) {
     std::vector<sf::nn::CellPtr> layers;
     if (k == 0) layers.push_back(std::make_shared<sf::nn::Dense>(kInputFeatures, o.width, "dense_weight", "zeros", false));
-    for (int l = 0; l < o.layers; ++l) {
-      layers.push_back(std::make_shared<sf::nn::Dense>(o.width, o.width, "dense_weight", "zeros", false));
-      layers.push_back(std::make_shared<sf::nn::ReLU>());
-    }
+    for (int l = 0; l < o.layers; ++l) layers.push_back(std::make_shared<WideLayer>(o.width, o.tp, l % 2 == 0));
     if (k == virtual_stages - 1) layers.push_back(std::make_shared<sf::nn::Dense>(o.width, 10));
     auto block = std::make_shared<sf::nn::SequentialCell>(layers);
     block->set_pipeline_stage(k);
@@ -127,10 +156,10 @@ void run(const Options& o, const std::string& schedule) {
     for (int s = 0; s < o.stages; ++s) {
       stash += fmt::format("{}{}", s ? "/" : "", stats.stages[s].peak_stashed);
       stash_theory += fmt::format("{}{}", s ? "/" : "", v == 1 ? std::to_string(theory_stash(schedule, o.stages, o.micro, s)) : "-");
-      kib += fmt::format("{}{}", s ? "/" : "", all.i32()[s]);
+      kib += fmt::format("{}{}", s ? "/" : "", all.i32()[s * o.tp]);  // each stage's first rank
     }
-    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {} | {} | {} | {:.2f} |\n",
-               schedule, o.stages, o.micro, v, th, sim.bubble_fraction, measured, 100.0 * (measured - th) / th,
+    fmt::print("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {} | {} | {} | {:.2f} |\n",
+               schedule, o.stages, o.tp, o.micro, v, th, sim.bubble_fraction, measured, 100.0 * (measured - th) / th,
                stats.makespan / 1000.0, stash, stash_theory, kib, stats.hidden_transfer_share);
     if (!o.timeline_dir.empty())
       sf::pipeline::write_timeline_file(fmt::format("{}/{}.timeline.json", o.timeline_dir, schedule), t);
@@ -151,15 +180,38 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps, "timed steps (the median is reported)");
   app.add_option("--warmup", o.warmup, "untimed first steps");
   app.add_option("--schedules", o.schedules, "schedules to run");
+  app.add_option("--tp", o.tp, "devices per stage its wide layers are cut over (column- then row-parallel)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--timeline-dir", o.timeline_dir, "write each schedule's median measured timeline here");
+  app.allow_extras();  // the comm layer's (--comm-timeout from sfrun, ...) go to init()
   CLI11_PARSE(app, argc, argv);
-  std::string devices = fmt::format("--devices={}", o.stages);
-  std::vector<char*> args{argv[0], devices.data()};
+  if (o.tp > 1 && o.layers % 2 != 0) {
+    std::cerr << "error: --tp needs an even --layers (column- and row-parallel layers in pairs)\n";
+    return 2;
+  }
+  // Virtual devices in this process, unless a launcher (sfrun, mpirun) started one process each.
+  const bool launched = std::getenv("SF_WORLD_SIZE") != nullptr || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  std::string devices = fmt::format("--devices={}", o.stages * o.tp);
+  std::vector<std::string> extras = app.remaining();
+  std::vector<char*> args{argv[0]};
+  for (std::string& e : extras) args.push_back(e.data());
+  if (!launched) args.push_back(devices.data());
   int n = static_cast<int>(args.size());
   char** a = args.data();
   sf::comm::init(n, a);
-  fmt::print("| schedule | p | m | v | theory bubble | simulated | measured | vs theory | step ms | peak stash per stage | theory | peak stash KiB per stage | transfer hidden |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (n > 1) {
+    std::cerr << fmt::format("error: unknown argument '{}'\n", a[1]);
+    return 2;
+  }
+  if (sf::comm::job().size != o.stages * o.tp) {
+    std::cerr << fmt::format("error: --stages {} x --tp {} needs {} ranks; the job has {}\n", o.stages, o.tp,
+                             o.stages * o.tp, sf::comm::job().size);
+    return 2;
+  }
+  if (sf::comm::job().rank == 0) {
+    fmt::print("| schedule | p | tp | m | v | theory bubble | simulated | measured | vs theory | step ms | peak stash per stage | theory | peak stash KiB per stage | transfer hidden |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  }
   for (const std::string& s : o.schedules) run(o, s);
   sf::comm::release();
   return 0;
