@@ -1,5 +1,6 @@
 // The HTML page: a style sheet in the head, a legend, then per timeline a section with the
-// SVG and the figures as a table. Colours come from render_svg.h so the legend matches.
+// SVG and the figures as a table (with collective columns when the timeline has collectives).
+// Colours come from render_svg.h so the legend matches.
 #include <shardflow/pipeline/render_html.h>
 
 #include <fmt/format.h>
@@ -30,6 +31,8 @@ table.stats th { background: #f3f4f6; }
 table.stats tr.all td { font-weight: bold; }
 p.note { font-size: 12px; color: #555555; max-width: 900px; }
 )";
+// Only on pages with collectives, so that a page without any stays as it was.
+constexpr const char* kCollectiveStyle = "rect.coll:hover { stroke: #000000; stroke-width: 1; }\n";
 
 // The SVG's own title names the schedule; the heading says where the times come from.
 std::string heading_of(const Timeline& t) {
@@ -78,34 +81,47 @@ std::string legend(const std::vector<Timeline>& timelines) {
         fmt::format("<span class=\"item\"><span class=\"tick\" style=\"background:{}\"></span>send / receive</span>\n",
                     action_colour(ActionKind::kSendActivation));
   }
+  for (const std::string& op : collective_ops(timelines)) {
+    html += swatch(collective_colour(op), fmt::format("collective {} (lane under a stage)", xml_escape(op)));
+  }
   html += fmt::format("<span class=\"item\">labels: micro-batch{}</span>\n", chunks > 1 ? ".chunk" : "");
   html += "</div>\n";
   return html;
 }
 
+// The collective columns of a row: how many, their time and its share of the busy time.
+std::string collective_cells(int count, double time, double in_compute, double busy) {
+  return fmt::format("<td>{}</td><td>{:g}</td><td>{:.1f}%</td>", count, time, busy > 0 ? 100 * in_compute / busy : 0.0);
+}
+
 std::string stats_table(const Timeline& t) {
   const TimelineStats stats = timeline_stats(t);
   const std::string unit = unit_name(t.unit);
+  const bool collectives = has_collectives(t);
   std::string html = "<table class=\"stats\">\n";
   html += fmt::format(
       "<tr><th>stage</th><th>F/B/W actions</th><th>busy ({0})</th><th>idle ({0})</th><th>bubble fraction</th>"
-      "<th>peak stashed</th></tr>\n",
-      xml_escape(unit));
+      "<th>peak stashed</th>{1}</tr>\n",
+      xml_escape(unit),
+      collectives ? fmt::format("<th>collectives</th><th>collective ({})</th><th>of busy</th>", xml_escape(unit)) : "");
   int actions = 0;
   int peak = 0;
   double busy = 0;
   for (size_t s = 0; s < stats.stages.size(); ++s) {
     const StageStats& st = stats.stages[s];
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.3f}</td><td>{}</td></tr>\n", s,
-                        st.compute_actions, st.busy, st.idle, st.bubble_fraction, st.peak_stashed);
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.3f}</td><td>{}</td>{}</tr>\n", s,
+                        st.compute_actions, st.busy, st.idle, st.bubble_fraction, st.peak_stashed,
+                        collectives ? collective_cells(st.collectives, st.collective, st.collective_in_compute, st.busy)
+                                    : "");
     actions += st.compute_actions;
     peak = std::max(peak, st.peak_stashed);
     busy += st.busy;
   }
   const double idle = static_cast<double>(stats.stages.size()) * stats.makespan - busy;
   html += fmt::format(
-      "<tr class=\"all\"><td>all</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.3f}</td><td>max {}</td></tr>\n",
-      actions, busy, idle, stats.bubble_fraction, peak);
+      "<tr class=\"all\"><td>all</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.3f}</td><td>max {}</td>{}</tr>\n",
+      actions, busy, idle, stats.bubble_fraction, peak,
+      collectives ? collective_cells(stats.collectives, stats.collective, stats.collective_in_compute, busy) : "");
   html += "</table>\n";
   html += fmt::format("<p class=\"note\">makespan {:g} {}; bubble fraction = idle / (stages \xc3\x97 makespan).</p>\n",
                       stats.makespan, xml_escape(unit));
@@ -126,7 +142,10 @@ std::string render_html(const std::vector<Timeline>& timelines, const HtmlOption
   svg.standalone = false;
 
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += fmt::format("<title>{}</title>\n<style>\n{}</style>\n</head>\n<body>\n", xml_escape(title), kStyle);
+  bool collectives = false;
+  for (const Timeline& t : timelines) collectives = collectives || has_collectives(t);
+  html += fmt::format("<title>{}</title>\n<style>\n{}{}</style>\n</head>\n<body>\n", xml_escape(title), kStyle,
+                      collectives ? kCollectiveStyle : "");
   html += fmt::format("<h1>{}</h1>\n", xml_escape(title));
   html += legend(timelines);
   for (const Timeline& t : timelines) {
@@ -141,6 +160,13 @@ std::string render_html(const std::vector<Timeline>& timelines, const HtmlOption
       "Peak stashed: the most micro-batches whose activations a stage held at once (F done, B \xe2\x80\x94 or W "
       "\xe2\x80\x94 not yet). "
       "Hover over a block for its exact times.</p>\n";
+  if (collectives) {
+    html +=
+        "<p class=\"note\">The thin lane under a stage's row holds the collectives its F, B and W phases ran "
+        "(operator parallel inside the stage, as its local rank 0 saw them), coloured by op; hover over one for its "
+        "group, phase, micro-batch, chunk and duration. The figures' collective time counts concurrent collectives "
+        "once; \"of busy\" is its part inside F, B and W over the busy time.</p>\n";
+  }
   html += "</body>\n</html>\n";
   return html;
 }

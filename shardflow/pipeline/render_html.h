@@ -1,6 +1,7 @@
 // One self-contained HTML page with pictures of one or more timelines (pipeline/render_svg.h),
 // e.g. the planned schedule above the measured one: per timeline a heading, the SVG inline and
-// a table of its figures (pipeline/timeline_stats.h), with a legend of the colours at the top.
+// a table of its figures (pipeline/timeline_stats.h), with a legend of the colours at the top;
+// a timeline with collectives adds their colours to the legend and their columns to its table.
 // The page loads nothing: no scripts, no style sheets, fonts or images from anywhere else, so
 // it can be mailed or attached to a report and opened offline.
 //

@@ -1,15 +1,19 @@
 // The SVG picture of a timeline. Layout, top to bottom: two title lines; one row per stage
 // (stage label on the left, a light lane, the blocks, the stage's idle share and stash on the
-// right); the time axis. Times map linearly onto the lane from the earliest start to the
-// latest finish. Text sizes are estimated from DejaVu Sans' advance widths (about 0.64 em per
-// digit), which is what a bare Debian renders with; a label that would not fit its block is
-// left out and the block's tooltip still names it.
+// right), with the collectives' lane under it when the timeline has collectives; the time axis,
+// and under it the collectives' legend when there is a lane. Times map linearly onto the lane
+// from the earliest start to the latest finish. Text sizes are estimated from DejaVu Sans'
+// advance widths (about 0.64 em per digit), which is what a bare Debian renders with; a label
+// that would not fit its block is left out and the block's tooltip still names it.
 #include <shardflow/pipeline/render_svg.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <functional>
+#include <set>
 #include <vector>
 
 #include <shardflow/pipeline/timeline_stats.h>
@@ -24,6 +28,22 @@ constexpr int kBottom = 50;  // axis, tick labels and axis title
 constexpr int kRowGap = 6;
 constexpr const char* kFont = "DejaVu Sans, Verdana, Arial, sans-serif";
 constexpr const char* kTickColour = "#555555";
+constexpr int kCollGap = 2;    // between a stage's row and its collectives' lane
+constexpr int kCollLane = 9;   // the collectives' lane
+constexpr int kCollLegend = 24;  // the collectives' legend under the axis
+
+// Collective ops with a colour of their own, in legend order; purple, teal, red, brown and olive
+// stay clear of the F, B and W blue, green and orange.
+struct OpColour {
+  const char* op;
+  const char* colour;
+};
+constexpr OpColour kOpColours[] = {{"AllReduce", "#8e44ad"},
+                                   {"AllGather", "#1a9e9e"},
+                                   {"ReduceScatter", "#c0392b"},
+                                   {"AlltoAll", "#8d5a3b"},
+                                   {"Broadcast", "#a89a00"}};
+constexpr const char* kOtherOpColour = "#7f7f7f";
 
 struct Rgb {
   int r, g, b;
@@ -114,7 +134,92 @@ int auto_width(const Timeline& t, const TimelineStats& stats) {
   return static_cast<int>(std::clamp(need, double(kMin), double(kMax)));
 }
 
+// An op name as a class name: letters, digits, '-' and '_' kept, anything else '_'.
+std::string class_name(std::string_view op) {
+  std::string out;
+  for (char c : op) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  return out;
+}
+
+// "F3" or, with chunks, "F3.1": the phase a collective ran in, written like its action.
+std::string phase_label(const Timeline& t, const CollectiveSpan& c) {
+  return t.chunks > 1 ? fmt::format("{}{}.{}", c.phase, c.micro_batch, c.chunk)
+                      : fmt::format("{}{}", c.phase, c.micro_batch);
+}
+
+// The stage's collectives as small blocks on a lane under its row, with its collective share.
+std::string collective_lane(const Timeline& t, int s, const StageStats& st, double y, int plot_w,
+                            const std::function<double(double)>& x_of) {
+  std::string svg = fmt::format(
+      "<rect class=\"coll-lane\" x=\"{}\" y=\"{:g}\" width=\"{}\" height=\"{}\" fill=\"#f6f7f9\"/>\n", kLeft, y,
+      plot_w, kCollLane);
+  const auto clamp_x = [&](double time) { return std::clamp(x_of(time), double(kLeft), double(kLeft + plot_w)); };
+  if (s < static_cast<int>(t.collectives.size())) {
+    for (const CollectiveSpan& c : t.collectives[s]) {
+      const std::string group = c.group.empty() ? "" : fmt::format(" on group {}", c.group);
+      const std::string tip =
+          fmt::format("stage {} {}{} in {} (micro-batch {}, chunk {}): start {:g}, finish {:g} {}, {:g} {}", s, c.op,
+                      group, phase_label(t, c), c.micro_batch, c.chunk, c.start, c.finish, unit_name(t.unit),
+                      c.finish - c.start, unit_name(t.unit));
+      const double x0 = clamp_x(c.start);
+      // At least a pixel: a collective is often far shorter than one.
+      const double w = std::max(clamp_x(c.finish) - x0, 1.0);
+      svg += fmt::format(
+          "<rect class=\"coll {}\" x=\"{:.2f}\" y=\"{:g}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}</title>"
+          "</rect>\n",
+          xml_escape(class_name(c.op)), x0, y, w, kCollLane, collective_colour(c.op), xml_escape(tip));
+    }
+  }
+  if (st.busy > 0) {
+    svg += fmt::format(
+        "<text class=\"coll-stats\" x=\"{}\" y=\"{:g}\" font-size=\"10\" fill=\"#555555\">coll. {:.1f}% of busy"
+        "</text>\n",
+        kLeft + plot_w + 8, y + kCollLane - 1, 100 * st.collective_in_compute / st.busy);
+  }
+  return svg;
+}
+
+// What the lanes' colours mean, on one line from x = kLeft at baseline y.
+std::string collective_legend(const Timeline& t, const TimelineStats& stats, int y) {
+  std::string svg = "<g class=\"coll-legend\">\n";
+  const std::string lead = "collectives (the lane under each stage):";
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">{}</text>\n", kLeft, y, lead);
+  // Mostly lower-case letters, narrower than the digits text_width is made for.
+  double x = kLeft + 0.75 * text_width(lead, 12) + 12;
+  for (const std::string& op : collective_ops({t})) {
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n", x, y - 9,
+                       collective_colour(op));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">{}</text>\n", x + 14, y,
+                       xml_escape(op));
+    x += 14 + 0.85 * text_width(op, 12) + 12;
+  }
+  svg += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">\xc2\xb7 {} collectives, {:.1f}% of compute "
+      "time</text>\n",
+      x, y, stats.collectives, 100 * stats.collective_share);
+  svg += "</g>\n";
+  return svg;
+}
+
 }  // namespace
+
+std::string collective_colour(std::string_view op) {
+  for (const OpColour& c : kOpColours)
+    if (op == c.op) return c.colour;
+  return kOtherOpColour;
+}
+
+std::vector<std::string> collective_ops(const std::vector<Timeline>& timelines) {
+  std::set<std::string> seen;
+  for (const Timeline& t : timelines)
+    for (const auto& stage : t.collectives)
+      for (const CollectiveSpan& c : stage) seen.insert(c.op);
+  std::vector<std::string> ops;
+  for (const OpColour& c : kOpColours)
+    if (seen.erase(c.op)) ops.emplace_back(c.op);
+  ops.insert(ops.end(), seen.begin(), seen.end());
+  return ops;
+}
 
 std::string action_colour(ActionKind kind, int chunk, int chunks) {
   if (!is_compute(kind)) return kTickColour;
@@ -162,11 +267,13 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
   const int row_h = std::max(o.row_height, 14);
   const int plot_w = std::max((o.width > 0 ? o.width : auto_width(t, stats)) - kLeft - kRight, 100);
   const int width = kLeft + plot_w + kRight;
-  const int rows_h = p * (row_h + kRowGap) - (p > 0 ? kRowGap : 0);
-  const int height = kTop + rows_h + kBottom;
+  const bool collectives = has_collectives(t);
+  const int pitch = row_h + (collectives ? kCollGap + kCollLane : 0) + kRowGap;
+  const int rows_h = p * pitch - (p > 0 ? kRowGap : 0);
+  const int height = kTop + rows_h + kBottom + (collectives ? kCollLegend : 0);
   const double t0 = stats.start;
   const double range = stats.makespan > 0 ? stats.makespan : 1;
-  const auto x_of = [&](double time) { return kLeft + (time - t0) / range * plot_w; };
+  const std::function<double(double)> x_of = [&](double time) { return kLeft + (time - t0) / range * plot_w; };
   const AxisUnit axis = axis_unit(t.unit, stats.makespan);
 
   std::string svg;
@@ -194,7 +301,7 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
       stash_list(stats));
 
   for (int s = 0; s < p; ++s) {
-    const int y = kTop + s * (row_h + kRowGap);
+    const int y = kTop + s * pitch;
     const StageStats& st = stats.stages[s];
     svg += fmt::format("<g class=\"stage\" id=\"stage-{}\">\n", s);
     svg +=
@@ -236,6 +343,7 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
         "<text class=\"stage-stats\" x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">idle {:.1f}% \xc2\xb7 stash "
         "{}</text>\n",
         kLeft + plot_w + 8, y + row_h / 2 + 4, 100 * st.bubble_fraction, st.peak_stashed);
+    if (collectives) svg += collective_lane(t, s, st, y + row_h + kCollGap, plot_w, x_of);
     svg += "</g>\n";
   }
 
@@ -261,7 +369,9 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
   svg +=
       fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333333\">time ({})</text>\n",
                   kLeft + plot_w / 2, ay + 38, xml_escape(axis.name));
-  svg += "</g>\n</svg>\n";
+  svg += "</g>\n";
+  if (collectives) svg += collective_legend(t, stats, ay + 38 + kCollLegend);
+  svg += "</svg>\n";
   return svg;
 }
 

@@ -5,17 +5,23 @@
 // not blocks. Idle time is the light lane showing between blocks. A title states the
 // schedule, p, m, v and the source, the bubble fraction and the peak stash of every stage
 // (pipeline/timeline_stats.h); each row ends with its own idle share and stash; a time axis
-// runs along the bottom.
+// runs along the bottom. A measured timeline of operator-parallel stages also has, under each
+// stage's row, a thin lane of the collectives that ran inside the stage's phases, one small
+// block each, coloured by op (AllReduce, AllGather, ...), and a legend of those colours under
+// the axis; a timeline without collectives is drawn exactly as before they existed.
 //
 // Every compute block is a <rect class="blk K"> (K = F, B or W) holding a <title> tooltip with
 // the stage, action, start and finish; nothing else in the picture has the class blk, so a
-// test or a script can count blocks. Sends and receives are <line class="xfer ...">.
+// test or a script can count blocks. Sends and receives are <line class="xfer ...">. Each
+// collective is a <rect class="coll OP"> holding a <title> with its op, group, phase,
+// micro-batch, chunk, times and duration, on a <rect class="coll-lane">.
 //
 // Threading: pure functions.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <shardflow/pipeline/timeline.h>
 
@@ -38,6 +44,14 @@ std::string action_colour(ActionKind kind, int chunk = 0, int chunks = 1);
 
 // The colour of the idle lane behind the blocks, "#rrggbb".
 std::string idle_colour();
+
+// The fill of a collective's block, "#rrggbb": one colour per known op (AllReduce, AllGather,
+// ReduceScatter, AlltoAll, Broadcast), grey for any other.
+std::string collective_colour(std::string_view op);
+
+// The collective ops in any of `timelines`, known ops first in the order above, then the
+// others by name: what a legend lists.
+std::vector<std::string> collective_ops(const std::vector<Timeline>& timelines);
 
 // How pictures and tables write a timeline unit: "units" for the simulator's, "\u00b5s" for "us",
 // any other unit as it is.

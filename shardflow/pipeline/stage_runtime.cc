@@ -4,6 +4,7 @@
 #include <shardflow/pipeline/stage_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <set>
@@ -75,6 +76,14 @@ struct StageRuntime::Impl {
 
   std::mutex span_mu;
   std::map<std::tuple<int, int, int64_t>, std::pair<int64_t, int64_t>> transfer_spans;  // (kind, chunk, micro)
+  // The stage's own collectives (operator parallel) that ran this step, under span_mu; kept only
+  // while record_timeline is on.
+  struct CollectiveRun {
+    int node = -1;
+    int64_t step = 0;
+    int64_t t0 = 0, t1 = 0;  // ns, TraceRecorder's clock
+  };
+  std::vector<CollectiveRun> collective_runs;
   Timeline timeline;
   // Last: its actors call back into the members above until it is destroyed.
   std::unique_ptr<Runtime> runtime;
@@ -83,7 +92,7 @@ struct StageRuntime::Impl {
   void on_transfer(int node, int64_t step, int64_t t0, int64_t t1);
   void set_up_combine();
   void combine(std::vector<Tensor>& grads);
-  void gather_timeline(const std::vector<Span>& mine, int64_t start_us);
+  void gather_timeline(const std::vector<Span>& mine, const std::vector<CollectiveSpan>& inside, int64_t start_us);
 };
 
 StageRuntime::StageRuntime(std::shared_ptr<const std::vector<StageGraph>> stages, const Schedule& schedule,
@@ -249,7 +258,13 @@ void StageRuntime::Impl::on_fetch(int f, const Tensor& t) {
 
 void StageRuntime::Impl::on_transfer(int node, int64_t step, int64_t t0, int64_t t1) {
   auto it = prog.transfers.find(node);
-  if (it == prog.transfers.end()) return;  // a collective inside the stage
+  if (it == prog.transfers.end()) {
+    // A collective inside the stage: only the timeline wants it.
+    if (!opts.record_timeline) return;
+    std::lock_guard<std::mutex> lk(span_mu);
+    collective_runs.push_back({node, step, t0, t1});
+    return;
+  }
   const auto key = std::make_tuple(static_cast<int>(it->second.first), it->second.second, step % m);
   std::lock_guard<std::mutex> lk(span_mu);
   auto [span, fresh] = transfer_spans.emplace(key, std::make_pair(t0, t1));
@@ -265,6 +280,7 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
   {
     std::lock_guard<std::mutex> lk(im.span_mu);
     im.transfer_spans.clear();
+    im.collective_runs.clear();
   }
   std::vector<std::pair<Action, std::pair<int64_t, int64_t>>> computed;  // compute spans, µs
   std::vector<int> in_flight(im.v, 0);
@@ -356,7 +372,24 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
       }
       previous = spans.back().finish;
     }
-    im.gather_timeline(spans, start);
+    // The stage's collectives, each in the phase of its node; every one has a phase (the
+    // runtime orders a group's collectives by the phases that run them).
+    std::vector<CollectiveSpan> inside;
+    for (const Impl::CollectiveRun& run : im.collective_runs) {
+      const int ph = im.prog.stream.phase_of[run.node];
+      if (ph < 0) continue;
+      const Node& n = im.prog.graph.node(run.node);
+      inside.push_back({.op = n.op,
+                        .group = n.attrs.get_str("group"),
+                        .micro_batch = static_cast<int>(run.step % im.m),
+                        .chunk = ph / kPhaseKinds,
+                        .phase = "FBW"[ph % kPhaseKinds],
+                        .start = static_cast<double>(run.t0 - start * 1000) / 1000,
+                        .finish = static_cast<double>(run.t1 - start * 1000) / 1000});
+    }
+    std::stable_sort(inside.begin(), inside.end(),
+                     [](const CollectiveSpan& a, const CollectiveSpan& b) { return a.start < b.start; });
+    im.gather_timeline(spans, inside, start);
   }
   return result;
 }
@@ -381,16 +414,86 @@ void StageRuntime::Impl::combine(std::vector<Tensor>& grads) {
   }
 }
 
-void StageRuntime::Impl::gather_timeline(const std::vector<Span>& mine, int64_t start_us) {
+namespace {
+
+// An int64 as two int32s (high, low 30 bits) and back, as gather_timeline sends it.
+int32_t high_of(int64_t v) { return static_cast<int32_t>(v >> 30); }
+int32_t low_of(int64_t v) { return static_cast<int32_t>(v & ((int64_t{1} << 30) - 1)); }
+int64_t joined(const int32_t* e) { return (int64_t{e[0]} << 30) + e[1]; }
+
+constexpr int kCollectiveInts = 9;  // op, group, micro, chunk, phase, start (2), finish (2)
+
+// The collectives' part of a gather_timeline row: [count, strings, then per collective its op
+// and group (indices into the string table), micro-batch, chunk, phase and its start and
+// finish in ns from the rank's step start (high, low each), then the table's characters, each
+// string ending in 0]. Names travel as text: the other ranks' graphs are not this rank's.
+std::vector<int32_t> encode_collectives(const std::vector<CollectiveSpan>& inside) {
+  std::vector<std::string> table;
+  const auto index_of = [&](const std::string& text) {
+    const auto it = std::find(table.begin(), table.end(), text);
+    if (it != table.end()) return static_cast<int32_t>(it - table.begin());
+    table.push_back(text);
+    return static_cast<int32_t>(table.size() - 1);
+  };
+  std::vector<int32_t> out = {static_cast<int32_t>(inside.size()), 0};
+  for (const CollectiveSpan& c : inside) {
+    const int64_t b = std::llround(c.start * 1000), e = std::llround(c.finish * 1000);
+    const int32_t op = index_of(c.op), group = index_of(c.group);
+    out.insert(out.end(), {op, group, c.micro_batch, c.chunk, static_cast<int32_t>(c.phase), high_of(b), low_of(b),
+                           high_of(e), low_of(e)});
+  }
+  out[1] = static_cast<int32_t>(table.size());
+  for (const std::string& text : table) {
+    for (char ch : text) out.push_back(static_cast<unsigned char>(ch));
+    out.push_back(0);
+  }
+  return out;
+}
+
+// encode_collectives' section back, times shifted by `shift` µs.
+std::vector<CollectiveSpan> decode_collectives(const int32_t* x, double shift) {
+  const int count = x[0], strings = x[1];
+  const int32_t* chars = x + 2 + kCollectiveInts * count;
+  std::vector<std::string> table(strings);
+  for (std::string& text : table) {
+    while (*chars != 0) text += static_cast<char>(*chars++);
+    ++chars;
+  }
+  std::vector<CollectiveSpan> out;
+  for (int i = 0; i < count; ++i) {
+    const int32_t* e = x + 2 + kCollectiveInts * i;
+    out.push_back({.op = table.at(e[0]),
+                   .group = table.at(e[1]),
+                   .micro_batch = e[2],
+                   .chunk = e[3],
+                   .phase = static_cast<char>(e[4]),
+                   .start = static_cast<double>(joined(e + 5)) / 1000 + shift,
+                   .finish = static_cast<double>(joined(e + 7)) / 1000 + shift});
+  }
+  return out;
+}
+
+}  // namespace
+
+void StageRuntime::Impl::gather_timeline(const std::vector<Span>& mine, const std::vector<CollectiveSpan>& inside,
+                                         int64_t start_us) {
   // Every rank sends [start high, start low, then kind, micro, chunk, start, finish per span],
-  // padded to the longest list; times are µs, relative to the rank's own step start.
+  // padded to the longest list; times are µs, relative to the rank's own step start. Then its
+  // stage's collectives (encode_collectives; local rank 0's, the others send none) padded to
+  // the longest such section, which the ranks agree on first: an all_gather takes equal rows.
   size_t longest = 0;
   for (const auto& list : lowered.actions) longest = std::max(longest, list.size());
-  const int64_t width = 2 + 5 * static_cast<int64_t>(longest);
+  const std::vector<int32_t> section = prog.local_rank == 0 ? encode_collectives(inside) : std::vector<int32_t>{0, 0};
+  Tensor need = Tensor::zeros({1}, DType::kI32);
+  need.i32()[0] = static_cast<int32_t>(section.size());
+  need = comm::all_reduce(need, {.group = world_group, .op = comm::ReduceOp::kMax});
+  const int64_t spans_width = 2 + 5 * static_cast<int64_t>(longest);
+  const int64_t width = spans_width + need.i32()[0];
   Tensor row = Tensor::zeros({1, width}, DType::kI32);
   int32_t* r = row.i32();
-  r[0] = static_cast<int32_t>(start_us >> 30);
-  r[1] = static_cast<int32_t>(start_us & ((int64_t{1} << 30) - 1));
+  std::copy(section.begin(), section.end(), r + spans_width);
+  r[0] = high_of(start_us);
+  r[1] = low_of(start_us);
   for (size_t i = 0; i < mine.size(); ++i) {
     int32_t* e = r + 2 + 5 * i;
     e[0] = static_cast<int32_t>(mine[i].action.kind);
@@ -402,10 +505,11 @@ void StageRuntime::Impl::gather_timeline(const std::vector<Span>& mine, int64_t 
   const Tensor all = comm::all_gather(row, {.group = world_group});
   const int32_t* x = all.i32();
   const int n = opts.per_stage;
-  auto origin = [&](int rank) { return (int64_t{x[rank * width]} << 30) + x[rank * width + 1]; };
+  auto origin = [&](int rank) { return joined(x + rank * width); };
   int64_t base = origin(0);
   for (int s = 0; s < p; ++s) base = std::min(base, origin(s * n));
   timeline.spans.assign(p, {});
+  timeline.collectives.assign(p, {});
   for (int s = 0; s < p; ++s) {
     const int rank = s * n;  // local rank 0 of each stage
     const double shift = static_cast<double>(origin(rank) - base);
@@ -413,6 +517,7 @@ void StageRuntime::Impl::gather_timeline(const std::vector<Span>& mine, int64_t 
       const int32_t* e = x + rank * width + 2 + 5 * i;
       timeline.spans[s].push_back({Action{static_cast<ActionKind>(e[0]), e[1], e[2]}, e[3] + shift, e[4] + shift});
     }
+    timeline.collectives[s] = decode_collectives(x + rank * width + spans_width, shift);
   }
 }
 

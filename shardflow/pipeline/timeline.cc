@@ -5,6 +5,12 @@
 
 namespace sf::pipeline {
 
+bool has_collectives(const Timeline& t) {
+  for (const auto& stage : t.collectives)
+    if (!stage.empty()) return true;
+  return false;
+}
+
 Timeline planned_timeline(const Schedule& schedule, const SimulationResult& result) {
   const std::string name = schedule.name.empty() ? "(parsed)" : schedule.name;
   SF_ENFORCE(

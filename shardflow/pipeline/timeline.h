@@ -3,6 +3,9 @@
 /// from the simulator (pipeline/simulator.h, arbitrary time units); the measured one from the
 /// stage actors' clocks during a training step (microseconds from the step's start). sfviz
 /// draws either one the same way (pipeline/render_*.h), and both are written as JSON files.
+/// A measured timeline of a stage that is operator-parallel over several devices also holds the
+/// collectives its F, B and W phases ran (a tensor-parallel AllReduce, say), which the plan
+/// cannot know of.
 ///
 /// Threading: plain values.
 #pragma once
@@ -23,6 +26,18 @@ struct Span {
   double finish = 0;  ///< when it finished
 };
 
+/// One collective a stage ran inside one of its F, B or W phases, and when. Stage-to-stage sends
+/// and receives are not here: they are Spans of their own actions.
+struct CollectiveSpan {
+  std::string op;       ///< the collective's op, e.g. "AllReduce", "AllGather", "ReduceScatter"
+  std::string group;    ///< its group as the stage's program names it ("0-1": local ranks 0 and 1)
+  int micro_batch = 0;  ///< the micro-batch whose phase ran it
+  int chunk = 0;        ///< the model chunk whose phase ran it
+  char phase = 'F';     ///< that phase: 'F', 'B' or 'W'
+  double start = 0;     ///< when it started, in the timeline's unit
+  double finish = 0;    ///< when it finished
+};
+
 /// For each stage, the actions it ran and when.
 struct Timeline {
   std::string schedule;   ///< "1f1b", ...; empty when unknown
@@ -32,7 +47,13 @@ struct Timeline {
   int micro_batches = 0;  ///< micro-batches per step
   int chunks = 1;         ///< virtual stages per stage
   std::vector<std::vector<Span>> spans;  ///< [stage] -> spans in run order
+  /// [stage] -> the collectives inside the stage, by start (local rank 0's, measured only);
+  /// empty when none were recorded, as for every planned timeline.
+  std::vector<std::vector<CollectiveSpan>> collectives;
 };
+
+/// Whether any stage of `timeline` holds a collective.
+bool has_collectives(const Timeline& timeline);
 
 /// The planned timeline of a schedule: its actions at the simulator's start and finish times.
 Timeline planned_timeline(const Schedule& schedule, const SimulationResult& result);

@@ -1,6 +1,7 @@
 // Timeline JSON and Chrome trace JSON (formats in pipeline/timeline_json.h and
 // docs/pipeline_viz.md). Objects keep their fields in the order written (ordered_json), and
-// every span or event goes on a line of its own so that the files diff and grep well.
+// every span, collective or event goes on a line of its own so that the files diff and grep
+// well. A timeline without collectives is written exactly as before they existed.
 #include <shardflow/pipeline/timeline_json.h>
 
 #include <cmath>
@@ -18,12 +19,25 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kFormat = "shardflow-timeline";
 constexpr int kVersion = 1;
 
+bool is_phase(char c) { return c == 'F' || c == 'B' || c == 'W'; }
+
 void check_finite(const Timeline& t) {
   for (size_t s = 0; s < t.spans.size(); ++s) {
     for (const Span& span : t.spans[s]) {
       SF_ENFORCE(std::isfinite(span.start) && std::isfinite(span.finish), InvalidArgument,
                  "timeline: stage {} action '{}' has a non-finite time ({} to {})", s, to_string(span.action),
                  span.start, span.finish);
+    }
+  }
+  // No lists, or one per stage: a reader could not tell which stages a shorter list belongs to.
+  SF_ENFORCE(t.collectives.empty() || t.collectives.size() == t.spans.size(), InvalidArgument,
+             "timeline: {} collective lists for {} stages", t.collectives.size(), t.spans.size());
+  for (size_t s = 0; s < t.collectives.size(); ++s) {
+    for (const CollectiveSpan& c : t.collectives[s]) {
+      SF_ENFORCE(std::isfinite(c.start) && std::isfinite(c.finish), InvalidArgument,
+                 "timeline: stage {} collective '{}' has a non-finite time ({} to {})", s, c.op, c.start, c.finish);
+      SF_ENFORCE(is_phase(c.phase), InvalidArgument, "timeline: stage {} collective '{}' has phase {}, not F, B or W",
+                 s, c.op, static_cast<int>(c.phase));
     }
   }
 }
@@ -38,6 +52,44 @@ T field(const Json& obj, const char* key, std::string_view origin, std::string_v
   } catch (const Json::exception&) {
     SF_THROW(IoError, "{}: {} field '{}' is {}, not the expected type", origin, where, key, it->dump());
   }
+}
+
+// The optional "collectives" field: one list per stage, each entry checked like a span.
+std::vector<std::vector<CollectiveSpan>> read_collectives(const Json& doc, const Timeline& t, std::string_view origin) {
+  std::vector<std::vector<CollectiveSpan>> out;
+  const auto lists = doc.find("collectives");
+  if (lists == doc.end()) return out;
+  SF_ENFORCE(lists->is_array(), IoError, "{}: 'collectives' is {}, not an array", origin, lists->type_name());
+  SF_ENFORCE(static_cast<int>(lists->size()) == t.stages, IoError, "{}: {} collective lists for {} stages", origin,
+             lists->size(), t.stages);
+  out.resize(t.stages);
+  for (int s = 0; s < t.stages; ++s) {
+    const Json& list = (*lists)[s];
+    SF_ENFORCE(list.is_array(), IoError, "{}: collectives of stage {} are not an array", origin, s);
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = fmt::format("stage {} collective {}", s, i);
+      SF_ENFORCE(list[i].is_object(), IoError, "{}: {} is not an object", origin, where);
+      CollectiveSpan c;
+      c.op = field<std::string>(list[i], "op", origin, where);
+      SF_ENFORCE(!c.op.empty(), IoError, "{}: {} has an empty op", origin, where);
+      c.group = list[i].contains("group") ? field<std::string>(list[i], "group", origin, where) : "";
+      c.micro_batch = field<int>(list[i], "micro_batch", origin, where);
+      c.chunk = field<int>(list[i], "chunk", origin, where);
+      const auto phase = field<std::string>(list[i], "phase", origin, where);
+      SF_ENFORCE(phase.size() == 1 && is_phase(phase[0]), IoError, "{}: {} '{}' has phase '{}', not F, B or W", origin,
+                 where, c.op, phase);
+      c.phase = phase[0];
+      c.start = field<double>(list[i], "start", origin, where);
+      c.finish = field<double>(list[i], "finish", origin, where);
+      SF_ENFORCE(c.finish >= c.start, IoError, "{}: {} '{}' finishes at {} before it starts at {}", origin, where, c.op,
+                 c.finish, c.start);
+      SF_ENFORCE(c.micro_batch >= 0 && c.micro_batch < t.micro_batches && c.chunk >= 0 && c.chunk < t.chunks, IoError,
+                 "{}: {} '{}' (micro-batch {}, chunk {}) is outside {} micro-batches and {} chunks", origin, where,
+                 c.op, c.micro_batch, c.chunk, t.micro_batches, t.chunks);
+      out[s].push_back(std::move(c));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -79,7 +131,29 @@ std::string timeline_to_json(const Timeline& t) {
     }
     text += "]";
   }
-  text += "]}\n";
+  text += "]";
+  if (has_collectives(t)) {
+    text += ",\n\"collectives\": [";
+    for (size_t s = 0; s < t.collectives.size(); ++s) {
+      text += s == 0 ? "\n [" : ",\n [";
+      for (size_t i = 0; i < t.collectives[s].size(); ++i) {
+        const CollectiveSpan& c = t.collectives[s][i];
+        Json j;
+        j["op"] = c.op;
+        j["group"] = c.group;
+        j["micro_batch"] = c.micro_batch;
+        j["chunk"] = c.chunk;
+        j["phase"] = std::string(1, c.phase);
+        j["start"] = c.start;
+        j["finish"] = c.finish;
+        text += i == 0 ? "\n  " : ",\n  ";
+        text += j.dump();
+      }
+      text += "]";
+    }
+    text += "]";
+  }
+  text += "}\n";
   return text;
 }
 
@@ -143,6 +217,7 @@ Timeline timeline_from_json(std::string_view text, std::string_view origin) {
       t.spans[s].push_back(span);
     }
   }
+  t.collectives = read_collectives(doc, t, origin);
   return t;
 }
 
@@ -158,6 +233,7 @@ std::string chrome_trace_json(const Timeline& t) {
   const TimelineStats stats = timeline_stats(t);
   std::vector<std::string> events;
   const auto add = [&](const Json& e) { events.push_back(e.dump()); };
+  const bool collectives = has_collectives(t);
   for (size_t s = 0; s < t.spans.size(); ++s) {
     const int pid = static_cast<int>(s);
     add({{"name", "process_name"},
@@ -168,6 +244,9 @@ std::string chrome_trace_json(const Timeline& t) {
     add({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", pid}}}});
     add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", "compute"}}}});
     add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", "send/recv"}}}});
+    if (collectives) {
+      add({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 2}, {"args", {{"name", "collectives"}}}});
+    }
   }
   for (size_t s = 0; s < t.spans.size(); ++s) {
     for (const Span& span : t.spans[s]) {
@@ -180,6 +259,22 @@ std::string chrome_trace_json(const Timeline& t) {
            {"ts", span.start * us},
            {"dur", (span.finish - span.start) * us},
            {"args", {{"micro_batch", span.action.micro_batch}, {"chunk", span.action.chunk}}}});
+    }
+  }
+  for (size_t s = 0; s < t.collectives.size(); ++s) {
+    for (const CollectiveSpan& c : t.collectives[s]) {
+      add({{"name", c.op},
+           {"cat", "collective"},
+           {"ph", "X"},
+           {"pid", static_cast<int>(s)},
+           {"tid", 2},
+           {"ts", c.start * us},
+           {"dur", (c.finish - c.start) * us},
+           {"args",
+            {{"micro_batch", c.micro_batch},
+             {"chunk", c.chunk},
+             {"phase", std::string(1, c.phase)},
+             {"group", c.group}}}});
     }
   }
   Json other;

@@ -7,13 +7,19 @@
 /// @verbatim
 ///   {"format": "shardflow-timeline", "version": 1, "schedule": "1f1b", "source": "measured",
 ///    "unit": "us", "stages": 4, "micro_batches": 8, "chunks": 1,
-///    "spans": [[{"action": "F0", "start": 0.0, "finish": 812.5}, ...], ...]}   // [stage][i]
+///    "spans": [[{"action": "F0", "start": 0.0, "finish": 812.5}, ...], ...],   // [stage][i]
+///    "collectives": [[{"op": "AllReduce", "group": "0-1", "micro_batch": 0, "chunk": 0,
+///                      "phase": "F", "start": 3.25, "finish": 41.0}, ...], ...]}  // [stage][i]
 /// @endverbatim
+/// "collectives" is written only when a stage has one (measured, operator-parallel stages) and
+/// is optional when reading, so files without it, older ones included, read as before.
 ///
 /// Trace JSON: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}: per stage a
 /// process "stage k" (pid k) with a thread for compute (tid 0) and one for sends and receives
-/// (tid 1); each span an "X" event named by its action text, args micro_batch and chunk, ts and
-/// dur in microseconds. A planned timeline's abstract unit becomes 1000 µs, as otherData says.
+/// (tid 1), and when the timeline has collectives one for them (tid 2, "collectives"); each span
+/// an "X" event named by its action text, args micro_batch and chunk, ts and dur in
+/// microseconds; each collective one named by its op, args micro_batch, chunk, phase and group.
+/// A planned timeline's abstract unit becomes 1000 µs, as otherData says.
 ///
 /// Threading: pure functions, except the file functions, which touch only the named file.
 #pragma once
@@ -29,12 +35,15 @@ namespace sf::pipeline {
 /// simulator's abstract "unit" 1000. Throws InvalidArgument for any other unit.
 double microseconds_per_unit(std::string_view unit);
 
-/// The timeline's JSON text. Throws InvalidArgument for a non-finite time or an unknown unit.
+/// The timeline's JSON text. Throws InvalidArgument for a non-finite time, an unknown unit, a
+/// collective whose phase is not F, B or W, or collectives given for some stages only.
 std::string timeline_to_json(const Timeline& timeline);
 
 /// Parses timeline_to_json's text. Throws IoError naming `origin` (a file name, say) and what is
 /// wrong: bad JSON, a missing or mistyped field, a bad action, a span ending before it starts,
-/// or an action outside the timeline's micro-batches or chunks.
+/// or an action outside the timeline's micro-batches or chunks; for collectives, a list per
+/// stage that does not match the stages, an empty op, a phase not F, B or W, one ending before
+/// it starts, or one outside the micro-batches or chunks.
 Timeline timeline_from_json(std::string_view text, std::string_view origin = "timeline JSON");
 
 /// Writes timeline_to_json's text to `path` (core/text_file.h: parent directories created,

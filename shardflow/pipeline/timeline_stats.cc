@@ -1,8 +1,10 @@
-// Busy time, bubbles and the activation stash of a timeline, computed as the simulator does.
+// Busy time, bubbles and the activation stash of a timeline, computed as the simulator does, and
+// the time its stages spent in their own collectives.
 #include <shardflow/pipeline/timeline_stats.h>
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace sf::pipeline {
 namespace {
@@ -31,6 +33,56 @@ int peak_stashed(const std::vector<Span>& spans, ActionKind release) {
     if (s->action.kind == release) --stashed;
   }
   return peak;
+}
+
+using Interval = std::pair<double, double>;
+
+// The union of `in` as disjoint intervals in time order.
+std::vector<Interval> merged(std::vector<Interval> in) {
+  std::sort(in.begin(), in.end());
+  std::vector<Interval> out;
+  for (const Interval& i : in) {
+    if (!out.empty() && i.first <= out.back().second)
+      out.back().second = std::max(out.back().second, i.second);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+double length(const std::vector<Interval>& in) {
+  double total = 0;
+  for (const Interval& i : in) total += i.second - i.first;
+  return total;
+}
+
+// How long two unions of disjoint intervals overlap.
+double overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double total = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    total += std::max(0.0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
+  }
+  return total;
+}
+
+// The stage's collective figures: concurrent collectives count once, and only their time inside
+// compute spans counts as compute spent on communication.
+void collective_figures(const std::vector<Span>& spans, const std::vector<CollectiveSpan>& collectives,
+                        StageStats& st) {
+  if (collectives.empty()) return;
+  std::vector<Interval> compute, comm;
+  for (const Span& s : spans)
+    if (is_compute(s.action.kind)) compute.emplace_back(s.start, s.finish);
+  for (const CollectiveSpan& c : collectives) comm.emplace_back(c.start, c.finish);
+  const std::vector<Interval> busy = merged(std::move(compute));
+  const std::vector<Interval> talk = merged(std::move(comm));
+  st.collectives = static_cast<int>(collectives.size());
+  st.collective = length(talk);
+  st.collective_in_compute = overlap(talk, busy);
 }
 
 }  // namespace
@@ -74,10 +126,15 @@ TimelineStats timeline_stats(const Timeline& t) {
     st.bubble_fraction = r.makespan > 0 ? st.idle / r.makespan : 0;
     st.peak_stashed = peak_stashed(t.spans[k], release);
     total_busy += st.busy;
+    if (k < t.collectives.size()) collective_figures(t.spans[k], t.collectives[k], st);
+    r.collectives += st.collectives;
+    r.collective += st.collective;
+    r.collective_in_compute += st.collective_in_compute;
   }
   const double area = static_cast<double>(t.spans.size()) * r.makespan;
   r.bubble_fraction = area > 0 ? 1 - total_busy / area : 0;
   r.hidden_transfer_share = r.transfer > 0 ? r.hidden_transfer / r.transfer : 0;
+  r.collective_share = total_busy > 0 ? r.collective_in_compute / total_busy : 0;
   return r;
 }
 

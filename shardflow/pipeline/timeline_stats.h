@@ -16,7 +16,14 @@
 ///                    measured timeline: transfers run on their own actors beside the compute)
 ///   peak stashed     most (micro-batch, chunk) pairs on the stage whose F has run and whose B
 ///                    (W, when the timeline has any W) has not, walking the stage in time order
+///   collective       time during which the stage ran at least one of its collectives (the union
+///                    of their spans: concurrent ones on two groups count once)
+///   collective in    the part of it inside the stage's F, B and W spans
+///     compute
+///   collective       collective in compute over busy, summed over the stages: how much of the
+///     share          stages' compute went to their own (operator-parallel) communication
 /// @endverbatim
+/// Collectives do not move the makespan: a stage runs them inside its F, B and W spans.
 ///
 /// Threading: pure functions.
 #pragma once
@@ -36,6 +43,9 @@ struct StageStats {
   int compute_actions = 0;  ///< F, B and W spans
   double transfer = 0;         ///< sum of its send and receive durations
   double hidden_transfer = 0;  ///< the part of them that overlapped its F, B and W spans
+  int collectives = 0;             ///< collectives the stage ran inside its phases
+  double collective = 0;           ///< time with at least one of them running
+  double collective_in_compute = 0;  ///< the part of it inside its F, B and W spans
 };
 
 /// The figures of a whole timeline and of each of its stages.
@@ -47,6 +57,10 @@ struct TimelineStats {
   double transfer = 0;             ///< every stage's transfer time
   double hidden_transfer = 0;      ///< the part of it hidden behind compute
   double hidden_transfer_share = 0;  ///< hidden_transfer / transfer (0 with no transfer)
+  int collectives = 0;               ///< every stage's collectives
+  double collective = 0;             ///< every stage's collective time
+  double collective_in_compute = 0;  ///< the part of it inside F, B and W spans
+  double collective_share = 0;       ///< collective_in_compute / every stage's busy time (0 with none)
   std::vector<StageStats> stages;  ///< one per stage
 };
 

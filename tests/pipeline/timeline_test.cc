@@ -2,7 +2,10 @@
 // planned timeline carries the simulator's times, its figures equal the simulator's for every
 // schedule and cost model, a measured-looking timeline's figures follow the definitions, the
 // JSON form round-trips and refuses bad files naming the problem, the trace has one X event
-// per span, and the SVG and HTML hold exactly one block per compute action.
+// per span, and the SVG and HTML hold exactly one block per compute action. Collectives inside
+// the stages round-trip, are refused when malformed, count once in the figures, get their own
+// trace thread and a lane in the picture, and leave every output of a timeline without any as
+// it was.
 #include <shardflow/pipeline/timeline.h>
 
 #include <gtest/gtest.h>
@@ -73,6 +76,27 @@ Timeline measured_example() {
        span("RECV_F1", 516, 517), span("F1", 517, 620), span("B1", 620, 755.5), span("SEND_B1", 755.5, 756)},
   };
   return t;
+}
+
+// measured_example with collectives inside its stages, as a 2-way tensor-parallel run records
+// them: on stage 0 two concurrent ones in F0 (150..165 together), one in B0 and one in F1 that
+// outlasts F1 by 4 us; on stage 1 one in F0.
+Timeline with_collectives() {
+  Timeline t = measured_example();
+  t.collectives = {
+      {{"AllReduce", "0-1", 0, 0, 'F', 150, 160},
+       {"ReduceScatter", "0-1", 0, 0, 'F', 155, 165},
+       {"AllReduce", "0-1", 1, 0, 'F', 300, 305},
+       {"AllGather", "0-1", 0, 0, 'B', 600, 610.5}},
+      {{"AllReduce", "0-1", 0, 0, 'F', 210, 220}},
+  };
+  return t;
+}
+
+int collective_count(const Timeline& t) {
+  int n = 0;
+  for (const auto& stage : t.collectives) n += static_cast<int>(stage.size());
+  return n;
 }
 
 TEST(PlannedTimeline, HoldsEachActionAtTheSimulatorsTimes) {
@@ -182,6 +206,28 @@ TEST(TimelineStats, WeightPassReleasesTheStashWhenTheTimelineHasOne) {
   EXPECT_EQ(st.stages[3].peak_stashed, 4);
 }
 
+TEST(TimelineStats, CollectivesCountOnceWhenConcurrentAndOnlyInsideComputeForTheShare) {
+  const TimelineStats st = timeline_stats(with_collectives());
+  const TimelineStats plain = timeline_stats(measured_example());
+  EXPECT_EQ(st.stages[0].collectives, 4);
+  EXPECT_DOUBLE_EQ(st.stages[0].collective, 15 + 5 + 10.5);  // 150..165, 300..305, 600..610.5
+  EXPECT_DOUBLE_EQ(st.stages[0].collective_in_compute, 15 + 1 + 10.5);  // F1 ends at 301
+  EXPECT_EQ(st.stages[1].collectives, 1);
+  EXPECT_DOUBLE_EQ(st.stages[1].collective, 10);
+  EXPECT_DOUBLE_EQ(st.stages[1].collective_in_compute, 10);
+  EXPECT_EQ(st.collectives, 5);
+  EXPECT_DOUBLE_EQ(st.collective, 40.5);
+  EXPECT_DOUBLE_EQ(st.collective_in_compute, 36.5);
+  EXPECT_NEAR(st.collective_share, 36.5 / (600 + 548.5), 1e-12);
+  // They move nothing else.
+  EXPECT_EQ(st.makespan, plain.makespan);
+  EXPECT_EQ(st.bubble_fraction, plain.bubble_fraction);
+  EXPECT_EQ(st.stages[0].busy, plain.stages[0].busy);
+  EXPECT_EQ(plain.collectives, 0);
+  EXPECT_EQ(plain.collective, 0);
+  EXPECT_EQ(plain.collective_share, 0);
+}
+
 TEST(TimelineStats, EmptyTimelineHasNoMakespan) {
   Timeline t;
   t.stages = 2;
@@ -190,6 +236,27 @@ TEST(TimelineStats, EmptyTimelineHasNoMakespan) {
   EXPECT_EQ(st.makespan, 0);
   EXPECT_EQ(st.bubble_fraction, 0);
   EXPECT_EQ(st.stages.size(), 2u);
+}
+
+void expect_same_collectives(const Timeline& a, const Timeline& b) {
+  ASSERT_EQ(has_collectives(a), has_collectives(b));
+  if (!has_collectives(a)) return;
+  ASSERT_EQ(a.collectives.size(), b.collectives.size());
+  for (size_t s = 0; s < a.collectives.size(); ++s) {
+    ASSERT_EQ(a.collectives[s].size(), b.collectives[s].size()) << "stage " << s;
+    for (size_t i = 0; i < a.collectives[s].size(); ++i) {
+      const CollectiveSpan& x = a.collectives[s][i];
+      const CollectiveSpan& y = b.collectives[s][i];
+      const std::string where = fmt::format("stage {} collective {}", s, i);
+      EXPECT_EQ(x.op, y.op) << where;
+      EXPECT_EQ(x.group, y.group) << where;
+      EXPECT_EQ(x.micro_batch, y.micro_batch) << where;
+      EXPECT_EQ(x.chunk, y.chunk) << where;
+      EXPECT_EQ(x.phase, y.phase) << where;
+      EXPECT_EQ(x.start, y.start) << where;
+      EXPECT_EQ(x.finish, y.finish) << where;
+    }
+  }
 }
 
 void expect_same(const Timeline& a, const Timeline& b) {
@@ -208,6 +275,7 @@ void expect_same(const Timeline& a, const Timeline& b) {
       EXPECT_EQ(a.spans[s][i].finish, b.spans[s][i].finish) << "stage " << s << " span " << i;
     }
   }
+  expect_same_collectives(a, b);
 }
 
 TEST(TimelineJson, RoundTripsPlannedAndMeasuredTimelines) {
@@ -222,6 +290,37 @@ TEST(TimelineJson, RoundTripsPlannedAndMeasuredTimelines) {
   // One span per line, so the file greps and diffs.
   EXPECT_NE(text.find("\n  {\"action\":\"RECV_B0\",\"start\":302.0,\"finish\":520.0}"), std::string::npos) << text;
   EXPECT_NE(text.find("\"format\":\"shardflow-timeline\",\"version\":1"), std::string::npos) << text;
+}
+
+TEST(TimelineJson, RoundTripsCollectivesOnePerLineAndWritesNoneWhenThereAreNone) {
+  const Timeline t = with_collectives();
+  const std::string text = timeline_to_json(t);
+  const Timeline back = timeline_from_json(text);
+  expect_same(back, t);
+  ASSERT_EQ(back.collectives.size(), 2u);
+  EXPECT_EQ(back.collectives[0][3].phase, 'B');
+  EXPECT_NE(text.find("\n  {\"op\":\"AllGather\",\"group\":\"0-1\",\"micro_batch\":0,\"chunk\":0,\"phase\":\"B\","
+                      "\"start\":600.0,\"finish\":610.5}"),
+            std::string::npos)
+      << text;
+  // Without collectives (none, or an empty list per stage) the file is what it always was, and
+  // reads back with none.
+  const std::string plain = timeline_to_json(measured_example());
+  EXPECT_EQ(plain.find("collectives"), std::string::npos);
+  Timeline empty_lists = measured_example();
+  empty_lists.collectives.resize(2);
+  EXPECT_EQ(timeline_to_json(empty_lists), plain);
+  EXPECT_TRUE(timeline_from_json(plain).collectives.empty());
+  // A group is optional when reading.
+  std::string no_group = text;
+  const std::string group = "\"group\":\"0-1\",";
+  for (size_t at = no_group.find(group); at != std::string::npos; at = no_group.find(group)) {
+    no_group.erase(at, group.size());
+  }
+  const Timeline read = timeline_from_json(no_group);
+  ASSERT_EQ(read.collectives[1].size(), 1u);
+  EXPECT_EQ(read.collectives[1][0].group, "");
+  EXPECT_EQ(read.collectives[1][0].op, "AllReduce");
 }
 
 TEST(TimelineJson, RoundTripsThroughAFile) {
@@ -263,12 +362,56 @@ TEST(TimelineJson, RefusesBadFilesNamingTheProblem) {
   EXPECT_THROW(read_timeline_file("/nonexistent/step.timeline.json"), IoError);
 }
 
+std::string error_of_collectives(const std::string& lists) {
+  std::string text = timeline_to_json(measured_example());
+  text.insert(text.rfind('}'), ",\"collectives\": " + lists);
+  return error_of(text);
+}
+
+TEST(TimelineJson, RefusesBadCollectivesNamingTheStageAndEntry) {
+  const std::string ok =
+      R"({"op":"AllReduce","group":"0-1","micro_batch":1,"chunk":0,"phase":"F","start":1,"finish":2})";
+  EXPECT_EQ(error_of_collectives("[[" + ok + "], []]"), "(no error)");
+  const auto bad = [&](const std::string& from, const std::string& to) {
+    std::string entry = ok;
+    const size_t at = entry.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return error_of_collectives("[[], [" + ok + ", " + entry.replace(at, from.size(), to) + "]]");
+  };
+  EXPECT_NE(error_of_collectives("{}").find("step.json: 'collectives' is object, not an array"), std::string::npos);
+  EXPECT_NE(error_of_collectives("[[]]").find("step.json: 1 collective lists for 2 stages"), std::string::npos);
+  EXPECT_NE(error_of_collectives("[[], 3]").find("collectives of stage 1 are not an array"), std::string::npos);
+  EXPECT_NE(error_of_collectives("[[], [7]]").find("stage 1 collective 0 is not an object"), std::string::npos);
+  EXPECT_NE(bad("\"phase\":\"F\"", "\"phase\":\"X\"").find("step.json: stage 1 collective 1 'AllReduce' has phase 'X'"),
+            std::string::npos);
+  EXPECT_NE(bad("\"phase\":\"F\"", "\"phase\":\"FB\"").find("has phase 'FB'"), std::string::npos);
+  EXPECT_NE(bad("\"finish\":2", "\"finish\":0.5")
+                .find("stage 1 collective 1 'AllReduce' finishes at 0.5 before it starts at 1"),
+            std::string::npos);
+  EXPECT_NE(bad("\"micro_batch\":1", "\"micro_batch\":2").find("is outside 2 micro-batches and 1 chunks"),
+            std::string::npos);
+  EXPECT_NE(bad("\"chunk\":0", "\"chunk\":-1").find("(micro-batch 1, chunk -1) is outside"), std::string::npos);
+  EXPECT_NE(bad("\"op\":\"AllReduce\",", "").find("stage 1 collective 1 has no field 'op'"), std::string::npos);
+  EXPECT_NE(bad("\"op\":\"AllReduce\"", "\"op\":\"\"").find("stage 1 collective 1 has an empty op"), std::string::npos);
+  EXPECT_NE(bad("\"start\":1", "\"start\":\"soon\"").find("stage 1 collective 1 field 'start' is \"soon\""),
+            std::string::npos);
+}
+
 TEST(TimelineJson, RefusesToWriteNonFiniteTimesOrUnknownUnits) {
   Timeline t = measured_example();
   t.spans[1][2].finish = std::numeric_limits<double>::infinity();
   EXPECT_THROW(timeline_to_json(t), InvalidArgument);
   t = measured_example();
   t.unit = "fortnights";
+  EXPECT_THROW(timeline_to_json(t), InvalidArgument);
+  t = with_collectives();
+  t.collectives[1][0].finish = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(timeline_to_json(t), InvalidArgument);
+  t = with_collectives();
+  t.collectives[0][0].phase = 'Q';
+  EXPECT_THROW(timeline_to_json(t), InvalidArgument);
+  t = with_collectives();
+  t.collectives.pop_back();  // a list for stage 0 only
   EXPECT_THROW(timeline_to_json(t), InvalidArgument);
 }
 
@@ -320,6 +463,35 @@ TEST(ChromeTrace, MeasuredMicrosecondsAreKeptAndTransfersGetTheirOwnThread) {
   EXPECT_EQ(x, 16);
   EXPECT_EQ(transfers, 8);
   EXPECT_EQ(trace.at("otherData").at("us_per_unit"), 1.0);
+}
+
+TEST(ChromeTrace, CollectivesGetAThirdThreadOnlyWhenThereAreAny) {
+  const nlohmann::json trace = nlohmann::json::parse(chrome_trace_json(with_collectives()));
+  int x = 0, collectives = 0, threads = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("tid") == 2) {
+      ++threads;
+      EXPECT_EQ(e.at("args").at("name"), "collectives");
+    }
+    if (e.at("ph") != "X") continue;
+    ++x;
+    if (e.at("tid") != 2) continue;
+    ++collectives;
+    EXPECT_EQ(e.at("cat"), "collective");
+    if (e.at("name") == "AllGather") {
+      EXPECT_EQ(e.at("pid"), 0);
+      EXPECT_EQ(e.at("ts"), 600.0);
+      EXPECT_EQ(e.at("dur"), 10.5);
+      EXPECT_EQ(e.at("args").at("phase"), "B");
+      EXPECT_EQ(e.at("args").at("micro_batch"), 0);
+      EXPECT_EQ(e.at("args").at("group"), "0-1");
+    }
+  }
+  EXPECT_EQ(x, 16 + 5);
+  EXPECT_EQ(collectives, 5);
+  EXPECT_EQ(threads, 2);
+  const std::string plain = chrome_trace_json(measured_example());
+  EXPECT_EQ(plain.find("collective"), std::string::npos);
 }
 
 TEST(RenderSvg, OneBlockPerComputeActionWithKindClassAndTooltip) {
@@ -377,6 +549,56 @@ TEST(RenderSvg, EscapesNames) {
   const std::string svg = render_svg(t);
   EXPECT_NE(svg.find("a&lt;b&amp;c"), std::string::npos);
   EXPECT_EQ(svg.find("a<b"), std::string::npos);
+}
+
+TEST(RenderSvg, CollectivesGetALaneUnderEachStageOnlyWhenThereAreAny) {
+  const Timeline t = with_collectives();
+  const std::string svg = render_svg(t);
+  EXPECT_EQ(count(svg, "<rect class=\"coll "), collective_count(t));
+  EXPECT_EQ(count(svg, "<rect class=\"coll AllReduce\""), 3);
+  EXPECT_EQ(count(svg, "<rect class=\"coll-lane\""), 2);
+  EXPECT_NE(svg.find(fmt::format("fill=\"{}\"><title>stage 0 AllGather on group 0-1 in B0 (micro-batch 0, chunk 0): "
+                                 "start 600, finish 610.5 \xc2\xb5s, 10.5 \xc2\xb5s</title>",
+                                 collective_colour("AllGather"))),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("class=\"coll-legend\""), std::string::npos);
+  EXPECT_NE(svg.find("5 collectives, 3.2% of compute time"), std::string::npos);  // 36.5 / 1148.5
+  EXPECT_NE(svg.find(">coll. 4.4% of busy</text>"), std::string::npos);           // stage 0: 26.5 / 600
+  // Blocks and ticks are as they were; the picture is taller by the lanes and the legend.
+  EXPECT_EQ(count(svg, "class=\"blk "), 8);
+  EXPECT_EQ(count(svg, "class=\"xfer "), 8);
+  EXPECT_NE(collective_colour("AllReduce"), collective_colour("AllGather"));
+  EXPECT_NE(collective_colour("AllReduce"), action_colour(ActionKind::kForward));
+  EXPECT_EQ(collective_colour("NeighborExchange"), collective_colour("SomethingElse"));
+  // Without collectives, or with an empty list per stage, nothing changes and nothing is added.
+  const std::string plain = render_svg(measured_example());
+  EXPECT_EQ(plain.find("coll"), std::string::npos);
+  Timeline empty_lists = measured_example();
+  empty_lists.collectives.resize(2);
+  EXPECT_EQ(render_svg(empty_lists), plain);
+  // A collective reaching past the timeline's last span is drawn inside the lane.
+  Timeline late = with_collectives();
+  late.collectives[1].push_back({"AlltoAll", "0-1", 1, 0, 'B', 950, 2000});
+  EXPECT_EQ(count(render_svg(late), "<rect class=\"coll AlltoAll\""), 1);
+  EXPECT_EQ(collective_ops({late, measured_example()}),
+            (std::vector<std::string>{"AllReduce", "AllGather", "ReduceScatter", "AlltoAll"}));
+}
+
+TEST(RenderHtml, LegendAndTableNameTheCollectivesWhenThereAreAny) {
+  const Timeline measured = with_collectives();
+  const std::string html = render_html({measured});
+  EXPECT_EQ(count(html, "<rect class=\"coll "), collective_count(measured));
+  EXPECT_NE(html.find("collective AllReduce (lane under a stage)"), std::string::npos);
+  EXPECT_NE(html.find("collective ReduceScatter"), std::string::npos);
+  EXPECT_NE(html.find("<th>collectives</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>4</td><td>30.5</td><td>4.4%</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("rect.coll:hover"), std::string::npos);
+  const Schedule s = make_schedule(ScheduleKind::kOneFOneB, 4, 8);
+  const std::string plain = render_html({planned_timeline(s, simulate_schedule(s)), measured_example()});
+  for (const char* absent : {"collective", "coll-", "coll ", "rect.coll"}) {
+    EXPECT_EQ(plain.find(absent), std::string::npos) << absent;
+  }
 }
 
 TEST(RenderHtml, SelfContainedPageWithEveryTimelinesBlocksAndFigures) {

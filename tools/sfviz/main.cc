@@ -6,8 +6,9 @@
 //     sfviz plan --schedule-file my.txt --micro-batches 8 --trace my.trace.json
 //     sfviz show step.timeline.json --plan --html step.html
 //
-// Both print the bubble fraction and the peak stash of every stage. Exit status: 0, or 2 with
-// a one-line message for bad input (unknown schedule, missing or malformed file).
+// Both print the bubble fraction and the peak stash of every stage, and for a timeline with
+// collectives inside its stages their count, time and share of the compute. Exit status: 0, or
+// 2 with a one-line message for bad input (unknown schedule, missing or malformed file).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -64,10 +65,20 @@ void print_stats(const Timeline& t) {
   fmt::print("{} p={} m={} v={} {}: makespan {:g} {}, bubble fraction {:.3f}\n",
              t.schedule.empty() ? "(parsed)" : t.schedule, t.stages, t.micro_batches, t.chunks, t.source,
              stats.makespan, unit, stats.bubble_fraction);
+  const bool collectives = has_collectives(t);
   for (size_t s = 0; s < stats.stages.size(); ++s) {
     const StageStats& st = stats.stages[s];
-    fmt::print("  stage {}: busy {:g}, idle {:g}, bubble fraction {:.3f}, peak stashed {}\n", s, st.busy, st.idle,
-               st.bubble_fraction, st.peak_stashed);
+    // The collective figures only where there are collectives: other timelines print as before.
+    const std::string coll =
+        collectives ? fmt::format(", {} collectives {:g} ({:.1f}% of busy)", st.collectives, st.collective,
+                                  st.busy > 0 ? 100 * st.collective_in_compute / st.busy : 0.0)
+                    : "";
+    fmt::print("  stage {}: busy {:g}, idle {:g}, bubble fraction {:.3f}, peak stashed {}{}\n", s, st.busy, st.idle,
+               st.bubble_fraction, st.peak_stashed, coll);
+  }
+  if (collectives) {
+    fmt::print("  collectives inside the stages: {} of them, {:g} {}, {:.1f}% of the compute time\n", stats.collectives,
+               stats.collective, unit, 100 * stats.collective_share);
   }
 }
 
