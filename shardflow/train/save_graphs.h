@@ -26,11 +26,11 @@ namespace sf {
 /// Writes this rank's dump of `sp` under `<path>/rank_<r>/`; returns the files written.
 std::vector<std::string> save_graphs(const SemiAutoProgram& sp, const std::string& path);
 
-/// A pipeline rank's dump under `<path>/rank_<rank>/`: step_parallel_begin.ir (.dot) with each of
-/// its virtual stages' graphs and strategies — one file per chunk, `step_parallel_begin_chunk<c>.*`,
-/// when the rank runs several — and execute.ir (.dot), its program: every chunk's forward and
-/// backward with the collectives inside the stage and the Send/Receive between stages. Returns the
-/// files written.
+/// A pipeline rank's dump under `<path>/rank_<r>/`: step_parallel_begin.ir (.dot) with each of
+/// its virtual stages' graphs and strategies — one pair of files per chunk when the rank runs
+/// several (step_parallel_begin_chunk0.ir, step_parallel_begin_chunk1.ir, ...) — and execute.ir
+/// (.dot), its program: every chunk's forward and backward with the collectives inside the stage
+/// and the Send/Receive between stages. Returns the files written.
 std::vector<std::string> save_graphs(const pipeline::StageProgram& program,
                                      const std::vector<pipeline::StageGraph>& stages, int rank,
                                      const std::string& path);
