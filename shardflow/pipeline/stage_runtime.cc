@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include <shardflow/actors/collective_context.h>
 #include <shardflow/actors/runtime.h>
 #include <shardflow/actors/trace.h>
 #include <shardflow/comm/all_gather.h>
@@ -18,6 +19,7 @@
 #include <shardflow/core/error.h>
 #include <shardflow/core/error_context.h>
 #include <shardflow/ops/blas.h>
+#include <shardflow/ops/collective_builder.h>
 #include <shardflow/parallel/sharding/local_block.h>
 #include <shardflow/pipeline/simulator.h>
 #include <shardflow/pipeline/transfers.h>
@@ -70,8 +72,13 @@ struct StageRuntime::Impl {
   std::vector<Role> fetch_roles;            // by fetch index (chunk -1: nothing to keep)
   std::vector<std::vector<Tensor>> accumulated;  // [chunk][param of the chunk]: this step's sum
   float loss_sum = 0;
-  std::vector<std::pair<int, comm::Group>> shared;  // index in names -> the group of its stages
-  std::vector<std::pair<comm::Group, std::vector<int>>> mirror;  // replica group -> indices in names
+  // The step's end as a graph of its own, run on the actor runtime once per step: each gradient
+  // block summed over the stages that share its parameter, then over the ranks of the stage
+  // holding the same block (one flat bucket per group), and the loss over the world.
+  Graph combine_graph;
+  std::vector<int> combine_inputs;  // per names: its Input node
+  int combine_loss = -1;            // the loss's Input node
+  std::vector<int> combined;        // per combine fetch but the last (the loss): its index in names
   std::vector<size_t> stash_bytes;  // per chunk: bytes one micro-batch keeps between phases
 
   std::mutex span_mu;
@@ -87,11 +94,12 @@ struct StageRuntime::Impl {
   Timeline timeline;
   // Last: its actors call back into the members above until it is destroyed.
   std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<Runtime> combine_runtime;
 
   void on_fetch(int f, const Tensor& t);
   void on_transfer(int node, int64_t step, int64_t t0, int64_t t1);
   void set_up_combine();
-  void combine(std::vector<Tensor>& grads);
+  float combine(std::vector<Tensor>& grads, float loss);
   void gather_timeline(const std::vector<Span>& mine, const std::vector<CollectiveSpan>& inside, int64_t start_us);
 };
 
@@ -201,6 +209,7 @@ void StageRuntime::Impl::set_up_combine() {
   const int n = opts.per_stage;
   // Parameters read on several physical stages: their gradients are summed over those, rank by
   // rank of the same local index, which must hold the same block on each.
+  std::vector<std::pair<int, comm::Group>> shared;  // index in names -> the group of its stages
   std::map<std::string, std::set<int>> readers;
   for (const StageGraph& sg : *stages)
     for (const std::string& name : sg.param_names) readers[name].insert(sg.virtual_stage % p);
@@ -226,6 +235,7 @@ void StageRuntime::Impl::set_up_combine() {
                         group_of(fmt::format("pipeline_shared{}_local{}of{}", key, prog.local_rank, n), ranks));
   }
   // Every block is summed over the ranks of the stage holding the same block.
+  std::vector<std::pair<comm::Group, std::vector<int>>> mirror;  // replica group -> indices in names
   std::map<std::vector<int>, std::vector<int>> by_group;
   for (size_t i = 0; i < names.size(); ++i) {
     const std::vector<int> replicas = layouts[i].replica_group(prog.local_rank);
@@ -240,6 +250,47 @@ void StageRuntime::Impl::set_up_combine() {
     }
     mirror.emplace_back(group_of(fmt::format("pipeline_mirror{}_stage{}of{}", key, prog.stage, n), ranks), ids);
   }
+
+  GraphBuilder b(combine_graph);
+  CollectiveContext groups;
+  groups.add(world_group);
+  std::vector<Value> grad;
+  std::vector<bool> reduced(names.size(), false);
+  for (size_t i = 0; i < names.size(); ++i) {
+    grad.push_back(b.input("grad/" + names[i], layouts[i].local_shape(shapes[i])));
+    combine_inputs.push_back(grad.back().id);
+  }
+  for (auto& [i, group] : shared) {
+    if (!groups.find(group.name())) groups.add(group);
+    grad[i] = CollectiveBuilder(b, group_ref(group)).all_reduce(grad[i]);
+    reduced[i] = true;
+  }
+  for (auto& [group, ids] : mirror) {
+    if (!groups.find(group.name())) groups.add(group);
+    std::vector<Value> flat;
+    for (int i : ids) flat.push_back(b.reshape(grad[i], {numel(b.shape(grad[i]))}));
+    Value bucket = CollectiveBuilder(b, group_ref(group)).all_reduce(flat.size() == 1 ? flat[0] : b.concat(flat));
+    int64_t at = 0;
+    for (int i : ids) {
+      const Shape shape = b.shape(grad[i]);
+      const int64_t count = numel(shape);
+      grad[i] = b.reshape(b.strided_slice(bucket, {at}, {at + count}), shape);
+      reduced[i] = true;
+      at += count;
+    }
+  }
+  std::vector<int> fetches;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!reduced[i]) continue;
+    combined.push_back(static_cast<int>(i));
+    fetches.push_back(grad[i].id);
+  }
+  const Value loss = b.input("loss", {});
+  combine_loss = loss.id;
+  fetches.push_back(CollectiveBuilder(b, group_ref(world_group)).all_reduce(loss).id);
+  RuntimeOptions ropts{.threads = 1, .collectives = groups};
+  ropts.collectives.timeout = comm::default_timeout();
+  combine_runtime = std::make_unique<Runtime>(combine_graph, fetches, ropts);
 }
 
 void StageRuntime::Impl::on_fetch(int f, const Tensor& t) {
@@ -342,15 +393,12 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
       if (im.accumulated[c][i].defined()) add_into(result.grads[im.chunk_index[c][i]], im.accumulated[c][i]);
 
   const bool last = im.prog.stage == im.p - 1 && im.prog.local_rank == 0;
-  Tensor loss;
   try {
-    im.combine(result.grads);
-    loss = comm::all_reduce(Tensor::scalar(last ? im.loss_sum : 0.0f), {.group = im.world_group});
+    result.loss = im.combine(result.grads, last ? im.loss_sum : 0.0f);
   } catch (...) {
     std::rethrow_exception(current_error_with_context(
         fmt::format("pipeline: stage {}, reducing the gradients and the loss", im.prog.stage)));
   }
-  result.loss = loss.item();
   if (im.opts.record_timeline) {
     // The list's spans in its order: compute as admitted and run, transfers as their actors ran them.
     std::vector<Span> spans;
@@ -394,24 +442,13 @@ StepResult StageRuntime::run_step(const FeedFn& feed) {
   return result;
 }
 
-void StageRuntime::Impl::combine(std::vector<Tensor>& grads) {
-  for (auto& [i, group] : shared) grads[i] = comm::all_reduce(grads[i], {.group = group});
-  for (auto& [group, ids] : mirror) {
-    int64_t total = 0;
-    for (int i : ids) total += grads[i].numel();
-    Tensor flat = Tensor::empty({total});
-    int64_t at = 0;
-    for (int i : ids) {
-      std::copy(grads[i].f32(), grads[i].f32() + grads[i].numel(), flat.f32() + at);
-      at += grads[i].numel();
-    }
-    flat = comm::all_reduce(flat, {.group = group});
-    at = 0;
-    for (int i : ids) {
-      std::copy(flat.f32() + at, flat.f32() + at + grads[i].numel(), grads[i].f32());
-      at += grads[i].numel();
-    }
-  }
+float StageRuntime::Impl::combine(std::vector<Tensor>& grads, float loss) {
+  Runtime::Feeds feeds;
+  for (size_t i = 0; i < grads.size(); ++i) feeds.emplace_back(combine_inputs[i], grads[i]);
+  feeds.emplace_back(combine_loss, Tensor::scalar(loss));
+  const std::vector<Tensor>& out = combine_runtime->run(feeds);
+  for (size_t k = 0; k < combined.size(); ++k) grads[combined[k]] = out[k].clone();  // valid until the next run
+  return out.back().item();
 }
 
 namespace {

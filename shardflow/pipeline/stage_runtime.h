@@ -15,7 +15,8 @@
 ///
 /// After the list, the step combines gradients: a parameter several stages read
 /// (add_pipeline_stage) is summed over them, then every gradient block over the ranks of its
-/// stage that hold the same block (the data-parallel replicas among them). The step's loss is
+/// stage that hold the same block (the data-parallel replicas among them), in a small graph of
+/// AllReduce, Concat and slice ops run on a second actor Runtime once per step. The step's loss is
 /// the sum over micro-batches of the last stage's loss (MindSpore's PipelineCell); every rank
 /// gets it. A peer that dies or stalls fails the step with PeerLost naming it, after the comm
 /// timeout.
