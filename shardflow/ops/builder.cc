@@ -85,6 +85,20 @@ Value GraphBuilder::avg_pool(Value x, int64_t kernel, int64_t stride, int64_t pa
 
 Value GraphBuilder::global_avg_pool(Value x) { return reduce_mean(x, {2, 3}, false); }
 
+Value GraphBuilder::gelu(Value x, const std::string& approximate) {
+  return op("GeLU", {x}, {{"approximate", approximate}});
+}
+
+Value GraphBuilder::layer_norm(Value x, Value gamma, Value beta, int64_t begin_norm_axis, int64_t begin_params_axis,
+                               float epsilon) {
+  return op("LayerNorm", {x, gamma, beta},
+            {{"begin_norm_axis", begin_norm_axis},
+             {"begin_params_axis", begin_params_axis},
+             {"epsilon", double{epsilon}}});
+}
+
+Value GraphBuilder::softmax(Value x, int64_t axis) { return op("Softmax", {x}, {{"axis", axis}}); }
+
 Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels) {
   return op("SoftmaxCrossEntropy", {logits, labels});
 }

@@ -93,6 +93,14 @@ class GraphBuilder {
   ///@}
   /// (N,C,H,W) -> (N,C): the mean over H and W (ReduceMean over axes 2 and 3).
   Value global_avg_pool(Value x);
+  /// GeLU (ops/kernels/gelu.cc); `approximate` is "tanh" (the tanh formula) or "none" (exact, erf).
+  Value gelu(Value x, const std::string& approximate = "tanh");
+  /// Layer normalisation of each row of x's dims begin_norm_axis.. (ops/kernels/layer_norm.cc),
+  /// scaled by gamma and shifted by beta, both shaped as x's dims begin_params_axis...
+  Value layer_norm(Value x, Value gamma, Value beta, int64_t begin_norm_axis = -1, int64_t begin_params_axis = -1,
+                   float epsilon = 1e-5f);
+  /// exp(x) normalised to sum 1 along `axis` (ops/kernels/softmax.cc).
+  Value softmax(Value x, int64_t axis = -1);
   /// Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids.
   Value softmax_cross_entropy(Value logits, Value labels);
   /// Mean of (pred - target)^2 over all elements.

@@ -22,6 +22,9 @@ void register_builtin_ops(OpRegistry& r) {
   register_conv2d_ops(r);
   register_batch_norm_ops(r);
   register_pool_ops(r);
+  register_gelu_ops(r);
+  register_layer_norm_ops(r);
+  register_softmax_ops(r);
 }
 
 }  // namespace sf

@@ -30,5 +30,8 @@ void register_conv2d_ops(OpRegistry& r);      // Conv2D, Conv2DBackpropInput, Co
 // BatchNorm, BatchNormGrad, BatchNormGammaGrad, BatchNormUpdateMoving
 void register_batch_norm_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);        // MaxPool(+Grad), AvgPool(+Grad)
+void register_gelu_ops(OpRegistry& r);        // GeLU, GeLUGrad
+void register_layer_norm_ops(OpRegistry& r);  // LayerNorm, LayerNormGrad, LayerNormGammaGrad
+void register_softmax_ops(OpRegistry& r);     // Softmax, SoftmaxGrad
 
 }  // namespace sf

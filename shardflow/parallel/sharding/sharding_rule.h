@@ -54,7 +54,7 @@ std::vector<std::string> ops_with_sharding_rules();
 
 // The rules, one file each.
 extern const ShardingRule kMatMulRule;
-extern const ShardingRule kElementwiseRule;  // Add, Sub, Mul, RealDiv, Equal, ReLU, ReluGrad
+extern const ShardingRule kElementwiseRule;  // Add, Sub, Mul, RealDiv, Equal, ReLU, ReluGrad, GeLU, GeLUGrad
 extern const ShardingRule kBiasAddRule;
 extern const ShardingRule kReduceRule;  // ReduceSum, ReduceMean
 extern const ShardingRule kSoftmaxCrossEntropyRule;
@@ -64,5 +64,8 @@ extern const ShardingRule kConv2dRule;
 extern const ShardingRule kBatchNormRule;
 extern const ShardingRule kBatchNormUpdateMovingRule;
 extern const ShardingRule kPoolRule;  // MaxPool, AvgPool
+extern const ShardingRule kLayerNormRule;  // LayerNorm, LayerNormGrad
+extern const ShardingRule kLayerNormGammaGradRule;
+extern const ShardingRule kSoftmaxRule;  // Softmax, SoftmaxGrad
 
 }  // namespace sf

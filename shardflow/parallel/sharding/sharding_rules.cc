@@ -27,6 +27,13 @@ const std::map<std::string, const ShardingRule*>& table() {
       {"BatchNormUpdateMoving", &kBatchNormUpdateMovingRule},
       {"MaxPool", &kPoolRule},
       {"AvgPool", &kPoolRule},
+      {"GeLU", &kElementwiseRule},
+      {"GeLUGrad", &kElementwiseRule},
+      {"LayerNorm", &kLayerNormRule},
+      {"LayerNormGrad", &kLayerNormRule},
+      {"LayerNormGammaGrad", &kLayerNormGammaGradRule},
+      {"Softmax", &kSoftmaxRule},
+      {"SoftmaxGrad", &kSoftmaxRule},
   };
   return rules;
 }
