@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
+  fortunes  # real text for the character-level language model (shardflow/data/text_corpus.h)
   procps iproute2
   chromium fonts-dejavu-core  # sfviz's HTML test renders the page in headless Chromium
   clang-14 libclang-rt-14-dev  # the sanitizer builds and libFuzzer (scripts/test_sanitized.sh)
