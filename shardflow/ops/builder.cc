@@ -99,6 +99,14 @@ Value GraphBuilder::layer_norm(Value x, Value gamma, Value beta, int64_t begin_n
 
 Value GraphBuilder::softmax(Value x, int64_t axis) { return op("Softmax", {x}, {{"axis", axis}}); }
 
+Value GraphBuilder::transpose(Value x, const std::vector<int64_t>& perm) {
+  return op("Transpose", {x}, {{"perm", perm}});
+}
+
+Value GraphBuilder::batch_matmul(Value a, Value b, bool ta, bool tb) {
+  return op("BatchMatMul", {a, b}, {{"transpose_a", int64_t{ta}}, {"transpose_b", int64_t{tb}}});
+}
+
 Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels) {
   return op("SoftmaxCrossEntropy", {logits, labels});
 }

@@ -101,6 +101,11 @@ class GraphBuilder {
                    float epsilon = 1e-5f);
   /// exp(x) normalised to sum 1 along `axis` (ops/kernels/softmax.cc).
   Value softmax(Value x, int64_t axis = -1);
+  /// x with its dims reordered: output dim i is x's dim perm[i] (ops/kernels/transpose.cc).
+  Value transpose(Value x, const std::vector<int64_t>& perm);
+  /// One matrix product per index of the leading dims: (..., m, k) x (..., k, n) -> (..., m, n),
+  /// either operand's last two dims transposed first (ops/kernels/batch_matmul.cc).
+  Value batch_matmul(Value a, Value b, bool transpose_a = false, bool transpose_b = false);
   /// Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids.
   Value softmax_cross_entropy(Value logits, Value labels);
   /// Mean of (pred - target)^2 over all elements.

@@ -1,6 +1,7 @@
-// Semi-auto parallel of the transformer ops (GeLU, LayerNorm, Softmax) equals 1 device:
+// Semi-auto parallel of the transformer ops (GeLU, LayerNorm, Softmax, Transpose, BatchMatMul)
+// equals 1 device:
 //   - a small block on (batch 8, sequence 4, hidden 16) — scale, LayerNorm, GeLU, scale,
-//     Softmax, MSE — trains 12 steps on 8 virtual ranks under strategies that split the leading
+//     Softmax, a sum of squared errors — trains 12 steps on 8 virtual ranks under strategies that split the leading
 //     dims of each op, split every dim of GeLU, and split LayerNorm's normalized dim and
 //     Softmax's axis (gathered before the op); every rank's loss per step equals the 1-device
 //     run's and every parameter block the 1-device block;
@@ -8,8 +9,13 @@
 //     gathered: the ops take x whole on that dim;
 //   - with the batch split, LayerNorm's gamma and beta gradients (each rank's rows' share,
 //     summed over the replicas) equal 1 device's, through value_and_grad on 4 ranks;
+//   - self-attention (Reshape and Transpose into heads, BatchMatMul, Softmax, BatchMatMul,
+//     Transpose and Reshape back) trains on 8 ranks equal to 1 device under splits of every
+//     dim of the Transposes, of BatchMatMul's batch, rows, columns and reduce dim (partial sums
+//     resolved by AllReduce or ReduceScatter) and of Softmax's heads;
 //   - the rules' layouts: gamma and beta replicated over a leading split, LayerNormGammaGrad's
-//     output partial over it, the normalized dim and softmax axis whole.
+//     output partial over it, the normalized dim and softmax axis whole, Transpose's splits
+//     moved by the permutation, BatchMatMul's reduce split partial.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include <shardflow/core/error.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
 #include <shardflow/train/losses.h>
 #include <shardflow/train/model.h>
@@ -38,6 +45,7 @@ constexpr int kWorld = 8;
 // is a Primitive so that a case can shard it; s and w have a gradient through every op.
 class Block : public nn::Cell {
  public:
+  static constexpr float kLr = 0.5f;  // SGD's
   Parameter& s = register_parameter("s", {kHidden}, "uniform");
   Parameter& gamma = register_parameter("gamma", {kHidden}, "uniform");
   Parameter& beta = register_parameter("beta", {kHidden}, "uniform");
@@ -76,11 +84,54 @@ class SquaredErrorSum : public nn::LossFn {
   }
 };
 
-constexpr float kLr = 0.5f;
-
 dataset::Dataset batches() { return dataset::Dataset::generator(row, kSteps * kBatch, {"x", "target"}).batch(kBatch); }
 
-using Shard = std::function<void(Block&)>;
+// Single-head-pair self-attention without projections, on the same data: q, k, v are x scaled
+// by wq, wk, wv, split into 2 heads of 8 (Reshape, Transpose (0,2,1,3)), then
+// softmax(q k^T) v per head (BatchMatMul with transpose_b, Softmax, BatchMatMul), and the heads
+// merged back (Transpose, Reshape) to (batch, sequence, hidden).
+constexpr int64_t kHeads = 2, kHeadDim = kHidden / kHeads;
+
+class Attention : public nn::Cell {
+ public:
+  // SGD's: the scores are sums of 8 products of inputs of spread 2, and their gradients reach
+  // hundreds, so a larger step diverges.
+  static constexpr float kLr = 1e-3f;
+  // Not xavier_uniform, which starts a vector at 0: k = 0 would leave q without a gradient.
+  Parameter& wq = register_parameter("wq", {kHidden}, "ones");
+  Parameter& wk = register_parameter("wk", {kHidden}, "uniform");
+  Parameter& wv = register_parameter("wv", {kHidden}, "ones");
+  Primitive& scale_q = register_primitive("scale_q", "Mul");
+  Primitive& scale_k = register_primitive("scale_k", "Mul");
+  Primitive& scale_v = register_primitive("scale_v", "Mul");
+  Primitive& split_q = split("split_q");
+  Primitive& split_k = split("split_k");
+  Primitive& split_v = split("split_v");
+  Primitive& heads_q = heads("heads_q");
+  Primitive& heads_k = heads("heads_k");
+  Primitive& heads_v = heads("heads_v");
+  Primitive& scores = register_primitive("scores", "BatchMatMul", {{"transpose_b", int64_t{1}}});
+  Primitive& softmax = register_primitive("softmax", "Softmax");
+  Primitive& context = register_primitive("context", "BatchMatMul");
+  Primitive& merge = heads("merge");
+  Primitive& join = register_primitive("join", "Reshape", {{"shape", Shape{kBatch, kSeq, kHidden}}});
+
+  Value construct(GraphBuilder& b, Value x) override {
+    const Value q = heads_q(b, {split_q(b, {scale_q(b, {x, param(b, wq)})})});  // (B, heads, S, D)
+    const Value k = heads_k(b, {split_k(b, {scale_k(b, {x, param(b, wk)})})});
+    const Value v = heads_v(b, {split_v(b, {scale_v(b, {x, param(b, wv)})})});
+    const Value weights = softmax(b, {scores(b, {q, k})});  // (B, heads, S, S)
+    return join(b, {merge(b, {context(b, {weights, v})})});
+  }
+
+ private:
+  Primitive& split(const std::string& name) {
+    return register_primitive(name, "Reshape", {{"shape", Shape{kBatch, kSeq, kHeads, kHeadDim}}});
+  }
+  Primitive& heads(const std::string& name) {
+    return register_primitive(name, "Transpose", {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  }
+};
 
 struct BlockRun {
   std::vector<std::vector<float>> losses;  // [rank][step]
@@ -90,15 +141,20 @@ struct BlockRun {
   std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
 };
 
-BlockRun train(int devices, const Shard& shard = {}) {
+template <class Net>
+using Shard = std::function<void(Net&)>;
+
+// Model::train of a fresh Net on `devices` ranks (1: stand-alone), its strategies from `shard`.
+template <class Net>
+BlockRun train(int devices, const Shard<Net>& shard = {}) {
   BlockRun run;
   run.losses.resize(devices);
   run.params.resize(devices);
   auto body = [&](int rank) {
     set_seed(kSeed);
-    Block net;
+    Net net;
     if (shard) shard(net);
-    Model model(net, std::make_shared<SquaredErrorSum>(), std::make_shared<nn::SGD>(net.trainable_params(), kLr));
+    Model model(net, std::make_shared<SquaredErrorSum>(), std::make_shared<nn::SGD>(net.trainable_params(), Net::kLr));
     auto log = std::make_shared<traintest::StepLog>(ParameterList{});
     if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
     model.train(1, batches(), {log});
@@ -123,11 +179,13 @@ BlockRun train(int devices, const Shard& shard = {}) {
   return run;
 }
 
+// The 1-device run of Net, computed once.
+template <class Net>
 const BlockRun& one_device() {
   static std::mutex mu;
   static std::unique_ptr<BlockRun> run;
   std::lock_guard<std::mutex> lock(mu);
-  if (!run) run = std::make_unique<BlockRun>(train(1));
+  if (!run) run = std::make_unique<BlockRun>(train<Net>(1));
   return *run;
 }
 
@@ -146,15 +204,20 @@ float block_difference(const Parameter& p, const Tensor& whole) {
       flat += idx[d] * stride;
       stride *= whole.dim(d);
     }
-    worst = std::max(worst, std::abs(block.f32()[k] - whole.f32()[flat]));
+    const float diff = std::abs(block.f32()[k] - whole.f32()[flat]);
+    if (!(diff <= worst)) worst = diff;  // a NaN sticks: a diverged run must not look equal
   }
   return worst;
 }
 
+// Every rank's loss at every step within 1e-5 relative of 1 device's, and every parameter block
+// within 2e-5 of the 1-device block.
+template <class Net>
 void expect_equals_one_device(const BlockRun& got) {
-  const BlockRun& ref = one_device();
+  const BlockRun& ref = one_device<Net>();
   ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  // Every parameter must move by 100 times the tolerance below at least (w, the least, moves
+  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
+  // Every parameter must move by 100 times that tolerance at least (Block's w, the least, moves
   // 3.5e-3): equal blocks of parameters that a zero gradient left untouched would prove nothing.
   for (size_t i = 0; i < ref.initial.size(); ++i)
     ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 2e-3f) << ref.params[0][i].name() << " did not move";
@@ -173,68 +236,69 @@ void expect_equals_one_device(const BlockRun& got) {
   }
 }
 
+// One equivalence case: its name, and the run on kWorld ranks compared with 1 device.
 struct StrategyCase {
   std::string name;
-  Shard shard;
+  std::function<void()> check;
 };
 
 void PrintTo(const StrategyCase& c, std::ostream* os) { *os << c.name; }
 
+template <class Net>
+StrategyCase make_case(std::string name, Shard<Net> shard) {
+  return {std::move(name), [shard] { expect_equals_one_device<Net>(train<Net>(kWorld, shard)); }};
+}
+
 class TransformerOpsSemiAuto : public ::testing::TestWithParam<StrategyCase> {};
 
-TEST_P(TransformerOpsSemiAuto, LossPerStepAndParameterBlocksEqualOneDevice) {
-  expect_equals_one_device(train(kWorld, GetParam().shard));
-}
+TEST_P(TransformerOpsSemiAuto, LossPerStepAndParameterBlocksEqualOneDevice) { GetParam().check(); }
 
+// clang-format off
 std::vector<StrategyCase> cases() {
+  using B = Block;
+  using A = Attention;
   return {
-      {"all_default_batch_split", [](Block&) {}},
-      {"layer_norm_batch_split",
-       [](Block& n) {
-         n.norm.shard({{8, 1, 1}, {1}, {1}});
-       }},
-      {"layer_norm_batch_and_sequence_split",
-       [](Block& n) {
-         n.norm.shard({{2, 4, 1}, {1}, {1}});
-       }},
-      {"layer_norm_repeated",
-       [](Block& n) {
-         n.norm.shard({{2, 1, 1}, {1}, {1}});
-       }},
-      {"layer_norm_hidden_split_gathered",
-       [](Block& n) {
-         n.norm.shard({{2, 1, 4}, {4}, {4}});
-       }},
-      {"gelu_every_dim_split",
-       [](Block& n) {
-         n.act.shard({{2, 2, 2}});
-       }},
-      {"gelu_hidden_split",
-       [](Block& n) {
-         n.act.shard({{1, 1, 8}});
-       }},
-      {"softmax_batch_and_sequence_split",
-       [](Block& n) {
-         n.softmax.shard({{4, 2, 1}});
-       }},
-      {"softmax_axis_split_gathered",
-       [](Block& n) {
-         n.softmax.shard({{1, 1, 8}});
-       }},
-      {"softmax_axis_and_batch_split_gathered",
-       [](Block& n) {
-         n.softmax.shard({{2, 2, 2}});
-       }},
-      {"every_op_differently",
-       [](Block& n) {
-         n.scale_in.shard({{1, 1, 8}, {8}});
-         n.norm.shard({{4, 2, 1}, {1}, {1}});
-         n.act.shard({{1, 4, 2}});
-         n.scale_out.shard({{2, 1, 4}, {4}});
-         n.softmax.shard({{1, 4, 2}});
-       }},
+      make_case<B>("all_default_batch_split", [](B&) {}),
+      make_case<B>("layer_norm_batch_split", [](B& n) { n.norm.shard({{8, 1, 1}, {1}, {1}}); }),
+      make_case<B>("layer_norm_batch_and_sequence_split", [](B& n) { n.norm.shard({{2, 4, 1}, {1}, {1}}); }),
+      make_case<B>("layer_norm_repeated", [](B& n) { n.norm.shard({{2, 1, 1}, {1}, {1}}); }),
+      make_case<B>("layer_norm_hidden_split_gathered", [](B& n) { n.norm.shard({{2, 1, 4}, {4}, {4}}); }),
+      make_case<B>("gelu_every_dim_split", [](B& n) { n.act.shard({{2, 2, 2}}); }),
+      make_case<B>("gelu_hidden_split", [](B& n) { n.act.shard({{1, 1, 8}}); }),
+      make_case<B>("softmax_batch_and_sequence_split", [](B& n) { n.softmax.shard({{4, 2, 1}}); }),
+      make_case<B>("softmax_axis_split_gathered", [](B& n) { n.softmax.shard({{1, 1, 8}}); }),
+      make_case<B>("softmax_axis_and_batch_split_gathered", [](B& n) { n.softmax.shard({{2, 2, 2}}); }),
+      make_case<B>("every_op_differently", [](B& n) {
+        n.scale_in.shard({{1, 1, 8}, {8}});
+        n.norm.shard({{4, 2, 1}, {1}, {1}});
+        n.act.shard({{1, 4, 2}});
+        n.scale_out.shard({{2, 1, 4}, {4}});
+        n.softmax.shard({{1, 4, 2}});
+      }),
+      make_case<A>("attention_all_default_batch_split", [](A&) {}),
+      // (B, S, heads, D) -> (B, heads, S, D): the splits follow their dims through the permutation.
+      make_case<A>("transpose_every_dim_split", [](A& n) { n.heads_q.shard({{2, 1, 2, 2}}); }),
+      make_case<A>("transpose_heads_split", [](A& n) { n.heads_v.shard({{1, 4, 2, 1}}); }),
+      make_case<A>("transpose_back_sequence_split", [](A& n) { n.merge.shard({{2, 1, 4, 1}}); }),
+      make_case<A>("batch_matmul_batch_and_heads_split", [](A& n) { n.scores.shard({{4, 2, 1, 1}, {4, 2, 1, 1}}); }),
+      make_case<A>("batch_matmul_rows_and_columns_split", [](A& n) { n.scores.shard({{1, 1, 4, 1}, {1, 1, 2, 1}}); }),
+      // k split: each rank's product is partial over its block of the head dim, then AllReduce.
+      make_case<A>("batch_matmul_transpose_b_reduce_split", [](A& n) { n.scores.shard({{2, 1, 1, 4}, {2, 1, 1, 4}}); }),
+      make_case<A>("batch_matmul_reduce_split", [](A& n) { n.context.shard({{1, 2, 1, 4}, {1, 2, 4, 1}}); }),
+      make_case<A>("batch_matmul_reduce_split_reducescatter",
+                   [](A& n) { n.context.shard({{2, 1, 1, 4}, {2, 1, 4, 1}}, {{8, 1, 1, 1}}); }),
+      make_case<A>("attention_softmax_heads_and_keys_split", [](A& n) { n.softmax.shard({{2, 2, 1, 2}}); }),
+      make_case<A>("attention_every_op_differently", [](A& n) {
+        n.heads_q.shard({{2, 1, 2, 2}});
+        n.heads_k.shard({{1, 4, 2, 1}});
+        n.scores.shard({{2, 2, 2, 1}, {2, 2, 1, 1}});
+        n.softmax.shard({{1, 2, 4, 1}});
+        n.context.shard({{2, 1, 2, 2}, {2, 1, 2, 1}});
+        n.merge.shard({{1, 2, 4, 1}});
+      }),
   };
 }
+// clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Strategies, TransformerOpsSemiAuto, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
@@ -242,12 +306,12 @@ INSTANTIATE_TEST_SUITE_P(Strategies, TransformerOpsSemiAuto, ::testing::ValuesIn
 // A split of the normalized dim or of the softmax axis is asked for (the strategy says 4 or 8
 // blocks) but the op takes x whole there, and the result still equals 1 device.
 TEST(TransformerOpsSemiAuto, SplitsOfTheNormalizedDimAndSoftmaxAxisAreGathered) {
-  const BlockRun run = train(kWorld, [](Block& n) {
+  const BlockRun run = train<Block>(kWorld, [](Block& n) {
     n.norm.shard({{2, 1, 4}, {4}, {4}});
     n.softmax.shard({{1, 1, 8}});
     n.act.shard({{1, 1, 8}});  // an element-wise op keeps its hidden split
   });
-  expect_equals_one_device(run);
+  expect_equals_one_device<Block>(run);
   EXPECT_EQ(run.taken.at("norm/LayerNorm"), 1) << run.sharding;
   EXPECT_EQ(run.taken.at("softmax/Softmax"), 1) << run.sharding;
   EXPECT_EQ(run.taken.at("act/GeLU"), 8) << run.sharding;
@@ -343,6 +407,34 @@ TEST(TransformerOpsRules, GeLUSplitsEveryDim) {
   EXPECT_EQ(s.output.splits(1), 2);
   EXPECT_EQ(s.output.splits(2), 2);
   EXPECT_FALSE(s.output.is_partial());
+}
+
+TEST(TransformerOpsRules, TransposeSplitsFollowTheirDimsThroughThePermutation) {
+  RuleGraph r;
+  const Value y = r.b.transpose(r.x, {2, 0, 1});  // (8, 4, 16) -> (16, 8, 4)
+  const OpSharding s = shard_op(r.g.node(y.id), {{8, 4, 16}}, OpStrategy{{{2, 1, 2}}}, 4);
+  EXPECT_EQ(s.output.splits(0), 2);  // x's dim 2
+  EXPECT_EQ(s.output.splits(1), 2);  // x's dim 0
+  EXPECT_EQ(s.output.splits(2), 1);
+  EXPECT_FALSE(s.output.is_partial());
+}
+
+TEST(TransformerOpsRules, BatchMatMulReduceSplitIsPartialAndBatchSplitIsNot) {
+  Graph g;
+  GraphBuilder b(g);
+  const Value q = b.input("q", {8, 2, 4, 8}), k = b.input("k", {8, 2, 4, 8});
+  const Node& scores = g.node(b.batch_matmul(q, k, false, true).id);
+  const OpSharding batch = shard_op(scores, {{8, 2, 4, 8}, {8, 2, 4, 8}}, OpStrategy{{{2, 2, 1, 1}, {2, 2, 1, 1}}}, 4);
+  EXPECT_FALSE(batch.output.is_partial());
+  EXPECT_EQ(batch.output.splits(0), 2);
+  EXPECT_EQ(batch.output.splits(1), 2);
+  // transpose_b: k's stored dims are (n, k), so its last dim is the reduce loop.
+  const OpSharding reduce = shard_op(scores, {{8, 2, 4, 8}, {8, 2, 4, 8}}, OpStrategy{{{1, 1, 1, 4}, {1, 1, 1, 4}}}, 4);
+  EXPECT_TRUE(reduce.output.is_partial());
+  EXPECT_FALSE(reduce.carried.is_partial());
+  // Inputs that split the reduce loop differently are refused.
+  EXPECT_THROW(shard_op(scores, {{8, 2, 4, 8}, {8, 2, 4, 8}}, OpStrategy{{{1, 1, 1, 4}, {1, 1, 4, 1}}}, 4),
+               InvalidArgument);
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ void register_builtin_ops(OpRegistry& r) {
   register_gelu_ops(r);
   register_layer_norm_ops(r);
   register_softmax_ops(r);
+  register_transpose_ops(r);
+  register_batch_matmul_ops(r);
 }
 
 }  // namespace sf

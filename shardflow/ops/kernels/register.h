@@ -33,5 +33,7 @@ void register_pool_ops(OpRegistry& r);        // MaxPool(+Grad), AvgPool(+Grad)
 void register_gelu_ops(OpRegistry& r);        // GeLU, GeLUGrad
 void register_layer_norm_ops(OpRegistry& r);  // LayerNorm, LayerNormGrad, LayerNormGammaGrad
 void register_softmax_ops(OpRegistry& r);     // Softmax, SoftmaxGrad
+void register_transpose_ops(OpRegistry& r);   // Transpose
+void register_batch_matmul_ops(OpRegistry& r);  // BatchMatMul
 
 }  // namespace sf

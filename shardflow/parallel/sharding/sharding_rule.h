@@ -67,5 +67,7 @@ extern const ShardingRule kPoolRule;  // MaxPool, AvgPool
 extern const ShardingRule kLayerNormRule;  // LayerNorm, LayerNormGrad
 extern const ShardingRule kLayerNormGammaGradRule;
 extern const ShardingRule kSoftmaxRule;  // Softmax, SoftmaxGrad
+extern const ShardingRule kTransposeRule;
+extern const ShardingRule kBatchMatMulRule;
 
 }  // namespace sf

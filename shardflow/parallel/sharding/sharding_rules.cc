@@ -34,6 +34,8 @@ const std::map<std::string, const ShardingRule*>& table() {
       {"LayerNormGammaGrad", &kLayerNormGammaGradRule},
       {"Softmax", &kSoftmaxRule},
       {"SoftmaxGrad", &kSoftmaxRule},
+      {"Transpose", &kTransposeRule},
+      {"BatchMatMul", &kBatchMatMulRule},
   };
   return rules;
 }
