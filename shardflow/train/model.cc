@@ -136,6 +136,10 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
              "after an epoch's last step is the next epoch's step 0)",
              train_set.get_dataset_size(), from.step);
   if (reduce_ && mode_ == ParallelMode::kDataParallel) check_sharding(train_set, static_cast<int>(reduce_->group.size));
+  // A stage's optimizer sees only its stages' gradients: its norm would not be the global one.
+  SF_ENFORCE(!pipeline_ || !optimizer_->max_grad_norm(), InvalidArgument,
+             "Model::train: max_grad_norm (gradient clipping) is not supported in pipeline parallel yet: each stage's "
+             "optimizer holds only its stages' gradients");
   if (pipeline_) {
     run_epochs(epochs, from, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
       while (const std::vector<Tensor>* batch = it.next()) step_done(pipeline_->step(*batch));
@@ -143,6 +147,13 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
     return;
   }
   const bool in_graph = !semi_ && optimizer_->in_graph_sgd_rate().has_value();
+  // The programs already built either run the SGD update or fetch the gradients: turning
+  // clipping on or off afterwards would read updates as gradients, or the reverse.
+  if (!train_step_.last()) in_graph_sgd_ = in_graph;
+  SF_ENFORCE(in_graph == in_graph_sgd_, InvalidArgument,
+             "Model::train: the SGD step was {} the training graph at the first train(); set the optimizer's "
+             "max_grad_norm before it",
+             in_graph_sgd_ ? "compiled into" : "left out of");
   std::vector<Tensor> grads;
   run_epochs(epochs, from, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
     const std::vector<Tensor>* batch = it.next();
@@ -150,6 +161,8 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
     // batch) ends the loop and continues on the program built for it.
     while (batch) {
       Program& program = semi_ ? semi_->get(*batch) : train_step_.get(*batch);
+      // Where this rank's gradient blocks lie, for clipping by their global norm (unread when off).
+      if (semi_) optimizer_->set_grad_placement(semi_->last()->grad_placement);
       program.runtime->run_steps(
           [&](Runtime::Feeds& feeds) {
             if (!batch || !program.accepts(*batch)) return false;

@@ -14,9 +14,11 @@
 /// In semi-auto parallel mode each rank runs its part of the sharded network
 /// (train/semi_auto_step.h): every rank reads the whole dataset and is fed its block of each
 /// batch, holds only its blocks of the parameters, and reports the global loss; the optimizer
-/// steps on the fetched gradient blocks. eval_accuracy there gathers the parameter blocks
-/// (train/gather_parameters.h) and evaluates the whole network on every rank, which then all
-/// report the accuracy one device would with the same parameters.
+/// steps on the fetched gradient blocks, told where they lie (Optimizer::set_grad_placement), so
+/// that clipping by global norm (Optimizer::set_max_grad_norm) counts each block once over the
+/// world, as one device would; clipping is refused in pipeline parallel. eval_accuracy there
+/// gathers the parameter blocks (train/gather_parameters.h) and evaluates the whole network on
+/// every rank, which then all report the accuracy one device would with the same parameters.
 /// A network that updates state in its forward (BatchNorm's moving statistics) has every
 /// parameter bound, trainable or not, and the updates run each training step; it is refused
 /// with ExecOptions that split a batch into row blocks, each of which would update them.
@@ -147,6 +149,7 @@ class Model {
   ParallelMode mode_ = ParallelMode::kStandAlone;
   std::optional<nn::GradReduceSpec> reduce_;  ///< data/hybrid parallel over more than one rank
   ProgramCache train_step_;  ///< fetches: loss, then gradients or in-graph SGD updates
+  bool in_graph_sgd_ = false;  ///< whether train_step_'s programs run the SGD update (once built)
   std::unique_ptr<SemiAutoStep> semi_;  ///< semi-auto parallel: used instead of train_step_
   std::unique_ptr<ForwardFunction> forward_fn_;
   std::unique_ptr<PipelineStep> pipeline_;  ///< pipeline parallel: used instead of train_step_

@@ -1,5 +1,7 @@
 #include <shardflow/train/semi_auto_step.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <shardflow/comm/rank_context.h>
@@ -103,11 +105,16 @@ std::unique_ptr<SemiAutoProgram> SemiAutoStep::build(const std::vector<Tensor>& 
   b.pop_scope();
   std::vector<int> param_ids;
   std::vector<int> grads = parameter_gradients(p.graph, seed.id, params_, &param_ids);
+  if (rank_ctx) sp->grad_placement.group = rank_ctx->world();
   for (size_t i = 0; i < params_.size(); ++i) {
     const LocalGraph::Source* src = nullptr;
     for (const LocalGraph::Source& s : sp->local.parameters)
       if (s.local == param_ids[i]) src = &s;
     const std::vector<int> replicas = src->layout.replica_group(rank);
+    // After the mirror AllReduce every replica holds the same block gradient: one of them (the
+    // lowest) counts it in a global norm, so it is counted once, as on one device.
+    const bool lowest = replicas.empty() || rank == *std::min_element(replicas.begin(), replicas.end());
+    sp->grad_placement.counted.push_back(lowest);
     if (replicas.size() < 2) continue;
     const std::string name = group_name(replicas);
     sp->local.add_group(name, replicas);

@@ -42,6 +42,7 @@
 #include <shardflow/parallel/propagation/strategy_search.h>
 #include <shardflow/parallel/sharding/local_graph.h>
 #include <shardflow/train/cell.h>
+#include <shardflow/train/clip_grad.h>
 #include <shardflow/train/program.h>
 #include <shardflow/train/value_and_grad.h>
 
@@ -55,6 +56,10 @@ struct SemiAutoProgram {
   LocalGraph local;        ///< this rank's part; its graph is moved into program.graph
   int forward_nodes = 0;   ///< program.graph's first nodes are the local forward; the backward follows
   Program program;         ///< fetches: loss, then each parameter's gradient block
+  /// Where the gradient blocks lie (train/clip_grad.h): per parameter, whether this rank is the
+  /// lowest of the ranks holding its block, and the world group. Model gives it to the optimizer,
+  /// whose gradient clipping then counts every block once over the world.
+  nn::GradPlacement grad_placement;
 };
 
 /// One rank's training step in semi-auto (or auto) parallel mode (see the file comment).
