@@ -19,6 +19,7 @@
 /// in the same order as its other collectives on that group, from one thread per rank.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include <shardflow/comm/group.h>
@@ -33,7 +34,8 @@ namespace sf::nn {
 struct GradPlacement {
   /// Per gradient: whether this rank adds its squares to the global sum. Exactly one rank of
   /// those holding the same block counts it (the lowest); empty means every gradient counts.
-  std::vector<bool> counted = {};
+  /// Bytes, not std::vector<bool>: copying an empty vector<bool> trips UBSan in libstdc++ 12.
+  std::vector<uint8_t> counted = {};
   /// The ranks whose partial sums make the global one (the world in semi-auto parallel); the
   /// sum is AllReduced over it. Undefined, or of one rank: no communication.
   comm::Group group = {};

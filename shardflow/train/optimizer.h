@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <cstdint>
 #include <vector>
 
 #include <shardflow/train/clip_grad.h>
@@ -175,14 +176,14 @@ class AdamW : public Adam {
   /// The decoupled weight decay rate.
   float weight_decay() const { return weight_decay_; }
   /// Whether parameters()[i] decays (decided once, when the optimizer is made).
-  bool decays(size_t i) const { return decays_.at(i); }
+  bool decays(size_t i) const { return decays_.at(i) != 0; }
 
  protected:
   void update(size_t i, Tensor& param, const Tensor& grad) override;
 
  private:
   float weight_decay_;
-  std::vector<bool> decays_;
+  std::vector<uint8_t> decays_;  // bytes: copying an empty vector<bool> trips UBSan in libstdc++ 12
 };
 
 /// "sgd", "momentum" (0.9) or "adam"; throws NotFound naming the unknown name. AdamW is made
