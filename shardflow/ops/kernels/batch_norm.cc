@@ -32,6 +32,7 @@
 
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/ops/kernels/lane_reduce.h>
 #include <shardflow/ops/kernels/register.h>
 #include <shardflow/ops/op_def.h>
 
@@ -51,20 +52,6 @@ BnDims bn_dims(const Shape& s) {
   return {s[0], s[1], inner};
 }
 
-constexpr int kLanes = 16;
-
-// sum of f(i) for i < len, in kLanes partial sums.
-template <class F>
-inline double lane_sum(int64_t len, F f) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= len; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) acc[j] += f(i + j);
-  double s = 0.0;
-  for (; i < len; ++i) s += f(i);
-  for (int j = 0; j < kLanes; ++j) s += acc[j];
-  return s;
-}
 
 // Per-channel mean and biased variance (two passes: no cancellation for large means).
 void moments(const float* x, const BnDims& d, std::vector<double>& mean, std::vector<double>& var) {

@@ -1,6 +1,6 @@
 // Row reductions that vectorise without -ffast-math, shared by the kernels that reduce along a
-// contiguous row (LayerNorm, Softmax and their gradients). A plain `s += f(i)` is a chain the
-// compiler may not reorder under strict IEEE rules, so it stays scalar; kLanes independent
+// contiguous row (LayerNorm, Softmax, BatchNorm and their gradients). A plain `s += f(i)` is a chain the
+// compiler may not reorder under strict IEEE rules, so it stays scalar; kReduceLanes independent
 // partial results are a reordering we make explicitly, and the compiler turns them into
 // vector registers. Sums are folded into double at the end of each row.
 #pragma once
