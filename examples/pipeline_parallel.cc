@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   ex::add_strategy_options(app, o.strategies);
   app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per stage "
                                          "its ranks, memory and the bytes moved per step")
-      ->check(sf::cli::kPositive);
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   const ex::CommonOptions& c = example.common();
 
   ds::Dataset train, test;
@@ -172,7 +172,8 @@ int main(int argc, char** argv) {
     const int devices = o.dry_run > 0 ? static_cast<int>(o.dry_run) : job.size;
     if (o.stages == 0) o.stages = devices == 1 ? 1 : 2;
     // Ops without a strategy cut the batch over all the stage's devices: a row per device at least.
-    const int64_t rows = static_cast<int64_t>(o.micro_size) * (devices / o.stages);
+    // (At least 1: a device count the stages do not divide is refused just below.)
+    const int64_t rows = static_cast<int64_t>(o.micro_size) * std::max(1, devices / o.stages);
     const int64_t batch = o.dry_run > 0 && app.count("--batch") == 0 ? rows * std::max<int64_t>(1, 32 / rows) : o.batch;
     check_configuration(o, devices, batch);
     const sf::AutoParallelContext context = pipeline_context(o);

@@ -17,6 +17,7 @@ namespace sf {
 
 pipeline::Schedule pipeline_schedule(const AutoParallelContext& context, int64_t devices, int micro_size) {
   const int stages = context.pipeline_stages;
+  SF_ENFORCE(devices >= 1, InvalidArgument, "pipeline: {} devices; a job has at least 1", devices);
   SF_ENFORCE(stages >= 1 && devices % stages == 0, InvalidArgument,
              "pipeline: pipeline_stages {} does not divide the {} devices: stages x devices per stage must "
              "equal the device count",
