@@ -1,5 +1,5 @@
 // The sharding rule of element-wise ops (Add, Sub, Mul, RealDiv, Equal with numpy
-// broadcasting; ReLU, ReluGrad): one loop per output dim. Shapes are right-aligned, so input
+// broadcasting; ReLU, ReluGrad, GeLU, GeLUGrad): one loop per output dim. Shapes are right-aligned, so input
 // dim d of an input of rank r is output dim d + (R - r); a dim of size 1 where the output's is
 // larger is broadcast and may not be split. No loop is reduced: the output is never partial.
 #include <shardflow/parallel/sharding/sharding_rule.h>
