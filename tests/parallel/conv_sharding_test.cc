@@ -14,6 +14,8 @@
 /// Images are 16x16 and batches 8 rows, so every run takes well under a second per step.
 #include <gtest/gtest.h>
 
+#include "tests/parallel/block_difference.h"
+
 #include <cmath>
 #include <functional>
 #include <map>
@@ -117,27 +119,6 @@ const ConvRun& one_device() {
   std::lock_guard<std::mutex> lock(mu);
   if (!run) run = std::make_unique<ConvRun>(train(1, ParallelMode::kStandAlone));
   return *run;
-}
-
-// The largest difference between `p`'s block (a whole tensor when not sharded) and the same
-// block of `whole`.
-float block_difference(const Parameter& p, const Tensor& whole) {
-  const Tensor& block = p.value();
-  float worst = 0;
-  for (int64_t k = 0; k < block.numel(); ++k) {
-    int64_t rest = k, flat = 0, stride = 1;
-    std::vector<int64_t> idx(block.rank());
-    for (int d = block.rank() - 1; d >= 0; --d) {
-      idx[d] = rest % block.dim(d) + (p.sharded() ? p.offset()[d] : 0);
-      rest /= block.dim(d);
-    }
-    for (int d = block.rank() - 1; d >= 0; --d) {
-      flat += idx[d] * stride;
-      stride *= whole.dim(d);
-    }
-    worst = std::max(worst, std::abs(block.f32()[k] - whole.f32()[flat]));
-  }
-  return worst;
 }
 
 void expect_loss_near(float got, float want, const std::string& where) {

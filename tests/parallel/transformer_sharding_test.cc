@@ -18,6 +18,8 @@
 //     moved by the permutation, BatchMatMul's reduce split partial.
 #include <gtest/gtest.h>
 
+#include "tests/parallel/block_difference.h"
+
 #include <cmath>
 #include <map>
 #include <memory>
@@ -187,27 +189,6 @@ const BlockRun& one_device() {
   std::lock_guard<std::mutex> lock(mu);
   if (!run) run = std::make_unique<BlockRun>(train<Net>(1));
   return *run;
-}
-
-// The largest difference between `p`'s block and the same block of `whole`.
-float block_difference(const Parameter& p, const Tensor& whole) {
-  const Tensor& block = p.value();
-  float worst = 0;
-  for (int64_t k = 0; k < block.numel(); ++k) {
-    int64_t rest = k, flat = 0, stride = 1;
-    std::vector<int64_t> idx(block.rank());
-    for (int d = block.rank() - 1; d >= 0; --d) {
-      idx[d] = rest % block.dim(d) + (p.sharded() ? p.offset()[d] : 0);
-      rest /= block.dim(d);
-    }
-    for (int d = block.rank() - 1; d >= 0; --d) {
-      flat += idx[d] * stride;
-      stride *= whole.dim(d);
-    }
-    const float diff = std::abs(block.f32()[k] - whole.f32()[flat]);
-    if (!(diff <= worst)) worst = diff;  // a NaN sticks: a diverged run must not look equal
-  }
-  return worst;
 }
 
 // Every rank's loss at every step within 1e-5 relative of 1 device's, and every parameter block

@@ -23,6 +23,7 @@
 #include <shardflow/train/training_state.h>
 #include "tests/train/checkpoint_dir_util.h"
 #include "tests/train/parallel_fixture.h"
+#include "tests/train/toy_data.h"
 
 namespace sf::traintest {
 namespace {
@@ -166,26 +167,14 @@ TEST(AdamW, RefusesBadHyperParametersNamingThem) {
 
 // --- checkpoint round trip -------------------------------------------------------------------
 
-constexpr int64_t kFeatures = 6, kBatches = 10, kEpochs = 4;  // 40 steps: 4 epochs of 10 batches
+constexpr int64_t kBatches = 10, kEpochs = 4;  // 40 steps: 4 epochs of 10 batches
 
 std::shared_ptr<nn::SequentialCell> net_with_biases() {
   return std::make_shared<nn::SequentialCell>(std::vector<nn::CellPtr>{
-      std::make_shared<nn::Dense>(kFeatures, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Dense>(8, 3)});
+      std::make_shared<nn::Dense>(kIn, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Dense>(8, kClasses)});
 }
 
-dataset::Dataset rows() {
-  return dataset::Dataset::generator(
-             [](int64_t i) {
-               Tensor x({kFeatures});
-               for (int64_t k = 0; k < kFeatures; ++k)
-                 x.f32()[k] = normal_at(31, 0, static_cast<uint64_t>(i * kFeatures + k));
-               const auto label = static_cast<int32_t>(uniform_at(31, 1, static_cast<uint64_t>(i)) * 3);
-               return std::vector<Tensor>{x, Tensor::from_vector({}, std::vector<int32_t>{label})};
-             },
-             kBatches * 8, {"data", "label"})
-      .shuffle(3)
-      .batch(8);
-}
+dataset::Dataset rows() { return random_rows(kBatches * 8, 31).shuffle(3).batch(8); }
 
 std::shared_ptr<nn::AdamW> adamw_of(nn::Cell& net, float weight_decay = 0.1f, std::optional<float> clip = 0.3f) {
   auto opt = std::make_shared<nn::AdamW>(net.trainable_params(), 0.02f, 0.9f, 0.999f, 1e-8f, weight_decay,
