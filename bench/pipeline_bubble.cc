@@ -28,10 +28,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fmt/format.h>
-#include <cstdlib>
 #include <iostream>
 
 #include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/bootstrap/job_spec.h>
 #include <shardflow/pipeline/simulator.h>
 #include <shardflow/pipeline/timeline_json.h>
 #include <shardflow/pipeline/timeline_stats.h>
@@ -168,7 +168,7 @@ void run(const Options& o, const std::string& schedule) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   Options o;
   CLI::App app{"Pipeline bubble and stash per schedule, measured against theory"};
   app.add_option("--stages", o.stages, "pipeline stages p (one virtual device each)");
@@ -183,31 +183,27 @@ int main(int argc, char** argv) {
   app.add_option("--tp", o.tp, "devices per stage its wide layers are cut over (column- then row-parallel)")
       ->check(CLI::PositiveNumber);
   app.add_option("--timeline-dir", o.timeline_dir, "write each schedule's median measured timeline here");
-  app.allow_extras();  // the comm layer's (--comm-timeout from sfrun, ...) go to init()
+  // The comm layer's arguments (--comm-timeout from sfrun, --devices, ...) go to init().
+  std::vector<std::string> comm_args = sf::comm::consume_comm_args(argc, argv);
   CLI11_PARSE(app, argc, argv);
   if (o.tp > 1 && o.layers % 2 != 0) {
     std::cerr << "error: --tp needs an even --layers (column- and row-parallel layers in pairs)\n";
     return 2;
   }
   // Virtual devices in this process, unless a launcher (sfrun, mpirun) started one process each.
-  const bool launched = std::getenv("SF_WORLD_SIZE") != nullptr || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
-  std::string devices = fmt::format("--devices={}", o.stages * o.tp);
-  std::vector<std::string> extras = app.remaining();
-  std::vector<char*> args{argv[0]};
-  for (std::string& e : extras) args.push_back(e.data());
-  if (!launched) args.push_back(devices.data());
-  int n = static_cast<int>(args.size());
-  char** a = args.data();
-  sf::comm::init(n, a);
-  if (n > 1) {
-    std::cerr << fmt::format("error: unknown argument '{}'\n", a[1]);
-    return 2;
-  }
-  if (sf::comm::job().size != o.stages * o.tp) {
+  // Every rank checks the size before it joins, so a wrong one stops them all at once.
+  const sf::comm::JobSpec job = sf::comm::resolve_job(comm_args, sf::comm::process_env());
+  const int size = job.source == sf::comm::JobSpec::Source::kSingle ? o.stages * o.tp : job.size;
+  if (job.source == sf::comm::JobSpec::Source::kSingle) comm_args.push_back(fmt::format("--devices={}", size));
+  if (size != o.stages * o.tp) {
     std::cerr << fmt::format("error: --stages {} x --tp {} needs {} ranks; the job has {}\n", o.stages, o.tp,
-                             o.stages * o.tp, sf::comm::job().size);
+                             o.stages * o.tp, size);
     return 2;
   }
+  std::vector<char*> args{argv[0]};
+  for (std::string& c : comm_args) args.push_back(c.data());
+  int n = static_cast<int>(args.size());
+  sf::comm::init(n, args.data());
   if (sf::comm::job().rank == 0) {
     fmt::print("| schedule | p | tp | m | v | theory bubble | simulated | measured | vs theory | step ms | peak stash per stage | theory | peak stash KiB per stage | transfer hidden |\n");
     fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -215,4 +211,13 @@ int main(int argc, char** argv) {
   for (const std::string& s : o.schedules) run(o, s);
   sf::comm::release();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // one line, not a terminate: a peer lost, a bad option
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
 }
