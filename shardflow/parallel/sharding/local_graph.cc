@@ -5,6 +5,7 @@
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
 #include <shardflow/ops/builder.h>
+#include <shardflow/parallel/redistribution/layout_edits.h>
 #include <shardflow/parallel/redistribution_executor.h>
 #include <shardflow/parallel/sharding/sharding_rule.h>
 
@@ -20,7 +21,8 @@ namespace {
 
 class Lowering {
  public:
-  Lowering(const GraphSharding& s, int rank, LocalGraph& out) : s_(s), rank_(rank), out_(out), b_(out.graph) {}
+  Lowering(const Graph& global, const GraphSharding& s, int rank, LocalGraph& out)
+      : global_(global), s_(s), rank_(rank), out_(out), b_(out.graph) {}
 
   void source(const Node& n) {
     const TensorLayout& layout = s_.at(n.id).layout;
@@ -40,7 +42,7 @@ class Lowering {
       in.push_back(carry(n.inputs[i], ns.in_plans[i], fmt::format("{}/in{}", n.name, i)));
     const Shape local = s.output.local_shape(n.shape);
     const ShardingRule& rule = *find_sharding_rule(n.op);
-    Value y = rule.lower ? rule.lower(b_, n, local, in) : b_.op(n.op, in, n.attrs, n.name);
+    Value y = rule.lower ? rule.lower(b_, context(n, s, local, std::move(in))) : b_.op(n.op, in, n.attrs, n.name);
     SF_ENFORCE(b_.shape(y) == local, ShapeError, "{} on rank {}: the local op gives shape {}, its layout {} asks for {}",
                node_label(n), rank_, brief_shape(b_.shape(y)), s.output.str(), brief_shape(local));
     if (s.scale != 1.0f) {
@@ -52,6 +54,21 @@ class Lowering {
   }
 
  private:
+  LowerContext context(const Node& n, const OpSharding& s, const Shape& local, std::vector<Value> in) {
+    LowerContext ctx{.node = n, .local_out = local, .in = std::move(in), .in_slices = {},
+                     .out_slice = s.output.slice(n.shape, rank_), .group_along = {}};
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      ctx.in_slices.push_back(s.inputs[i].slice(global_.node(n.inputs[i]).shape, rank_));
+    ctx.group_along = [this, &s](int input, int dim) {
+      const TensorLayout& l = s.inputs.at(input);
+      const std::vector<int> ranks = l.group(rank_, l.tensor_map().at(dim));
+      const std::string name = group_name(ranks);
+      out_.add_group(name, ranks);
+      return GroupRef{name, static_cast<int64_t>(ranks.size())};
+    };
+    return ctx;
+  }
+
   // `producer`'s value in plan.to, redistributed once per (value, layout).
   Value carry(int producer, const RedistributionPlan& plan, const std::string& scope) {
     for (const auto& [id, layout, v] : carried_)
@@ -75,6 +92,7 @@ class Lowering {
     TensorLayout layout;
     Value value;
   };
+  const Graph& global_;
   const GraphSharding& s_;
   int rank_;
   LocalGraph& out_;
@@ -90,7 +108,7 @@ LocalGraph build_local_graph(const Graph& global, const GraphSharding& sharding,
   LocalGraph out;
   out.rank = rank;
   out.value.assign(global.size(), -1);
-  Lowering lowering(sharding, rank, out);
+  Lowering lowering(global, sharding, rank, out);
   for (int id : sharding.nodes) {
     const Node& n = global.node(id);
     if (sharding.at(id).op)

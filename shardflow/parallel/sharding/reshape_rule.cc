@@ -33,11 +33,11 @@ LoopNest reshape_nest(const Node& node, const std::vector<Shape>& inputs) {
   return nest;
 }
 
-Value reshape_lower(GraphBuilder& b, const Node& node, const Shape& local_out, const std::vector<Value>& in) {
-  if (node.op == "Flatten") return b.op("Flatten", in, node.attrs, node.name);
-  Attrs attrs = node.attrs;
-  attrs.set("shape", local_out);
-  return b.op("Reshape", in, std::move(attrs), node.name);
+Value reshape_lower(GraphBuilder& b, const LowerContext& ctx) {
+  if (ctx.node.op == "Flatten") return b.op("Flatten", ctx.in, ctx.node.attrs, ctx.node.name);
+  Attrs attrs = ctx.node.attrs;
+  attrs.set("shape", ctx.local_out);
+  return b.op("Reshape", ctx.in, std::move(attrs), ctx.node.name);
 }
 }  // namespace
 

@@ -21,10 +21,13 @@
 // Threading: the table is built once, immutable after.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <shardflow/ops/builder.h>
+#include <shardflow/ops/collective_attrs.h>
+#include <shardflow/parallel/tensor_layout.h>
 
 namespace sf {
 
@@ -39,12 +42,28 @@ struct LoopNest {
   bool mean = false;                     // the op averages over the loops it reduces
 };
 
+// What a rule's lowering knows of the rank it lowers for. Most ops compute the same thing on
+// any block; the ones that do not (an embedding whose vocabulary is split looks up only its
+// own rows, a dropout mask or a causal mask follows global positions) read where this rank's
+// blocks start, and the few that reduce across ranks inside the op (a cross-entropy over a
+// split class dim) name the group of ranks that split a dim.
+struct LowerContext {
+  const Node& node;                                // the global op
+  Shape local_out;                                 // the local op's output shape
+  std::vector<Value> in;                           // the local inputs, in the layouts the op asked for
+  std::vector<std::vector<DimSlice>> in_slices;    // [input][dim]: the block of it this rank holds
+  std::vector<DimSlice> out_slice;                 // [dim]: the block of the output it computes
+  // The group of the ranks through this one that hold the other blocks of input `input`'s dim
+  // `dim` (the collective's group name and size; registered with the local graph).
+  std::function<GroupRef(int input, int dim)> group_along;
+};
+
 struct ShardingRule {
   // The loop nest of `node` for inputs of these (global) shapes.
   LoopNest (*nest)(const Node& node, const std::vector<Shape>& inputs);
-  // This rank's op on its local inputs, whose output has shape `local_out`; null: the node's
-  // op with its attributes unchanged (right for every op whose attributes name no sizes).
-  Value (*lower)(GraphBuilder& b, const Node& node, const Shape& local_out, const std::vector<Value>& in) = nullptr;
+  // This rank's op (or ops) on its local inputs; null: the node's op with its attributes
+  // unchanged (right for every op whose attributes name no sizes or positions).
+  Value (*lower)(GraphBuilder& b, const LowerContext& ctx) = nullptr;
 };
 
 // The rule of op `op`, or null if it has none.
