@@ -107,6 +107,8 @@ Value GraphBuilder::batch_matmul(Value a, Value b, bool ta, bool tb) {
   return op("BatchMatMul", {a, b}, {{"transpose_a", int64_t{ta}}, {"transpose_b", int64_t{tb}}});
 }
 
+Value GraphBuilder::linear(Value x, Value w, bool tb) { return op("Linear", {x, w}, {{"transpose_b", int64_t{tb}}}); }
+
 Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels) {
   return op("SoftmaxCrossEntropy", {logits, labels});
 }

@@ -106,6 +106,9 @@ class GraphBuilder {
   /// One matrix product per index of the leading dims: (..., m, k) x (..., k, n) -> (..., m, n),
   /// either operand's last two dims transposed first (ops/kernels/batch_matmul.cc).
   Value batch_matmul(Value a, Value b, bool transpose_a = false, bool transpose_b = false);
+  /// A dense layer's product on activations of any rank: x (..., k) times w^T for a weight
+  /// stored (n, k) (transpose_b) or w for one stored (k, n) (ops/kernels/linear.cc).
+  Value linear(Value x, Value w, bool transpose_b = true);
   /// Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids.
   Value softmax_cross_entropy(Value logits, Value labels);
   /// Mean of (pred - target)^2 over all elements.

@@ -27,6 +27,7 @@ void register_builtin_ops(OpRegistry& r) {
   register_softmax_ops(r);
   register_transpose_ops(r);
   register_batch_matmul_ops(r);
+  register_linear_ops(r);
 }
 
 }  // namespace sf

@@ -35,5 +35,6 @@ void register_layer_norm_ops(OpRegistry& r);  // LayerNorm, LayerNormGrad, Layer
 void register_softmax_ops(OpRegistry& r);     // Softmax, SoftmaxGrad
 void register_transpose_ops(OpRegistry& r);   // Transpose
 void register_batch_matmul_ops(OpRegistry& r);  // BatchMatMul
+void register_linear_ops(OpRegistry& r);  // Linear, LinearGradWeight
 
 }  // namespace sf

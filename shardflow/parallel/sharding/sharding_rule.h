@@ -88,5 +88,7 @@ extern const ShardingRule kLayerNormGammaGradRule;
 extern const ShardingRule kSoftmaxRule;  // Softmax, SoftmaxGrad
 extern const ShardingRule kTransposeRule;
 extern const ShardingRule kBatchMatMulRule;
+extern const ShardingRule kLinearRule;
+extern const ShardingRule kLinearGradWeightRule;
 
 }  // namespace sf

@@ -36,6 +36,8 @@ const std::map<std::string, const ShardingRule*>& table() {
       {"SoftmaxGrad", &kSoftmaxRule},
       {"Transpose", &kTransposeRule},
       {"BatchMatMul", &kBatchMatMulRule},
+      {"Linear", &kLinearRule},
+      {"LinearGradWeight", &kLinearGradWeightRule},
   };
   return rules;
 }
