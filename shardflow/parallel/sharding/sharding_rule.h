@@ -90,5 +90,6 @@ extern const ShardingRule kTransposeRule;
 extern const ShardingRule kBatchMatMulRule;
 extern const ShardingRule kLinearRule;
 extern const ShardingRule kLinearGradWeightRule;
+extern const ShardingRule kStridedSliceRule;
 
 }  // namespace sf

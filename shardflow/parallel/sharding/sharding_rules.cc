@@ -38,6 +38,7 @@ const std::map<std::string, const ShardingRule*>& table() {
       {"BatchMatMul", &kBatchMatMulRule},
       {"Linear", &kLinearRule},
       {"LinearGradWeight", &kLinearGradWeightRule},
+      {"StridedSlice", &kStridedSliceRule},
   };
   return rules;
 }
