@@ -109,8 +109,8 @@ Value GraphBuilder::batch_matmul(Value a, Value b, bool ta, bool tb) {
 
 Value GraphBuilder::linear(Value x, Value w, bool tb) { return op("Linear", {x, w}, {{"transpose_b", int64_t{tb}}}); }
 
-Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels) {
-  return op("SoftmaxCrossEntropy", {logits, labels});
+Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels, int64_t classes) {
+  return op("SoftmaxCrossEntropy", {logits, labels}, classes < 0 ? Attrs{} : Attrs{{"classes", classes}});
 }
 
 Value GraphBuilder::mse_loss(Value pred, Value target) { return op("MSELoss", {pred, target}); }

@@ -1,7 +1,11 @@
 // Losses, each an f32 scalar (shape ()) averaged over the batch:
-//   SoftmaxCrossEntropy(logits (N, C) f32, labels (N,) i32 in [0, C)):
+//   SoftmaxCrossEntropy(logits (N, C) f32, labels (N,) i32 in [0, classes)), attr classes (C):
 //     mean over rows of -log softmax(logits)[label], by a max-subtracted log-sum-exp in double.
-//   SoftmaxCrossEntropyGrad(logits, labels, dout) -> (N, C): (softmax - onehot) * dout / N.
+//     Only columns < classes are classes: a vocabulary padded so that C divides every
+//     tensor-parallel degree has padding columns past them, which are left out of the max and
+//     the sum, so the loss is exactly that of the unpadded (N, classes) logits.
+//   SoftmaxCrossEntropyGrad(logits, labels, dout), the same attr -> (N, C): (softmax - onehot) *
+//     dout / N on the classes, 0 on the padding columns.
 //   MSELoss(pred, target), same shapes: mean of (pred - target)^2.
 //   MSELossGrad(pred, target, dout): 2 * (pred - target) * dout / numel. The gradient for
 //   target is the same op with the two swapped, which is its negative.
@@ -27,6 +31,15 @@ void check_logits_labels(const Node& n, const Node& logits, const Node& labels) 
              brief_shape(logits.shape), brief_shape(labels.shape));
 }
 
+// The attr `classes` (default: every column), refused outside [1, C]: a class past the last
+// column would be read out of the row, and a row with no class has no softmax.
+int64_t classes_of(const Node& n, const Shape& logits) {
+  const int64_t c = n.attrs.get_int("classes", logits[1]);
+  SF_ENFORCE(c >= 1 && c <= logits[1], InvalidArgument, "{}: classes {} must be in [1, {}] (the logits' columns)",
+             node_label(n), c, logits[1]);
+  return c;
+}
+
 // Label of row r, refused unless in [0, classes): a bad label would index out of the row.
 int32_t label_at(const Node& n, const int32_t* labels, int64_t r, int64_t classes) {
   const int32_t l = labels[r];
@@ -37,15 +50,16 @@ int32_t label_at(const Node& n, const int32_t* labels, int64_t r, int64_t classe
 
 TypeInfo infer_sce(const Node& n, const std::vector<const Node*>& in) {
   check_logits_labels(n, *in[0], *in[1]);
+  classes_of(n, in[0]->shape);
   return {{}, DType::kF32};
 }
 
 void forward_sce(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
-  const int64_t rows = in[0].dim(0), classes = in[0].dim(1);
+  const int64_t rows = in[0].dim(0), cols = in[0].dim(1), classes = classes_of(n, in[0].shape());
   const float* x = in[0].f32();
   const int32_t* labels = in[1].i32();
   double total = 0.0;
-  for (int64_t r = 0; r < rows; ++r, x += classes) {
+  for (int64_t r = 0; r < rows; ++r, x += cols) {
     const int32_t l = label_at(n, labels, r, classes);
     float mx = x[0];
     for (int64_t c = 1; c < classes; ++c) mx = std::max(mx, x[c]);
@@ -58,6 +72,7 @@ void forward_sce(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
 
 TypeInfo infer_sce_grad(const Node& n, const std::vector<const Node*>& in) {
   check_logits_labels(n, *in[0], *in[1]);
+  classes_of(n, in[0]->shape);
   SF_ENFORCE(in[2]->dtype == DType::kF32 && numel(in[2]->shape) == 1, ShapeError,
              "{}: dout must be an f32 scalar, got {}{}", node_label(n), dtype_name(in[2]->dtype),
              brief_shape(in[2]->shape));
@@ -65,12 +80,12 @@ TypeInfo infer_sce_grad(const Node& n, const std::vector<const Node*>& in) {
 }
 
 void forward_sce_grad(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
-  const int64_t rows = in[0].dim(0), classes = in[0].dim(1);
+  const int64_t rows = in[0].dim(0), cols = in[0].dim(1), classes = classes_of(n, in[0].shape());
   const float* x = in[0].f32();
   const int32_t* labels = in[1].i32();
   float* o = out.f32();
   const float scale = rows ? in[2].f32()[0] / static_cast<float>(rows) : 0.0f;
-  for (int64_t r = 0; r < rows; ++r, x += classes, o += classes) {
+  for (int64_t r = 0; r < rows; ++r, x += cols, o += cols) {
     const int32_t l = label_at(n, labels, r, classes);
     float mx = x[0];
     for (int64_t c = 1; c < classes; ++c) mx = std::max(mx, x[c]);
@@ -81,13 +96,14 @@ void forward_sce_grad(const Node& n, const std::vector<Tensor>& in, Tensor& out)
     }
     const float k = static_cast<float>(scale / sum);
     for (int64_t c = 0; c < classes; ++c) o[c] *= k;
+    for (int64_t c = classes; c < cols; ++c) o[c] = 0.0f;  // padding: not a class, no gradient
     o[l] -= scale;
   }
 }
 
 std::vector<int> grad_sce(GradContext& ctx, const Node& fwd, int dout) {
   if (!ctx.wants(0)) return {-1, -1};
-  return {ctx.emit("SoftmaxCrossEntropyGrad", {fwd.inputs[0], fwd.inputs[1], dout}), -1};
+  return {ctx.emit("SoftmaxCrossEntropyGrad", {fwd.inputs[0], fwd.inputs[1], dout}, fwd.attrs), -1};
 }
 
 TypeInfo infer_mse(const Node& n, const std::vector<const Node*>& in) {

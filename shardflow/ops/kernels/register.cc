@@ -13,6 +13,7 @@ void register_builtin_ops(OpRegistry& r) {
   register_concat_ops(r);
   register_reduce_ops(r);
   register_loss_ops(r);
+  register_sharded_cross_entropy_ops(r);
   register_gradient_descent_ops(r);
   register_equal_ops(r);
   register_real_div_ops(r);

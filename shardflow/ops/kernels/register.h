@@ -19,6 +19,8 @@ void register_slice_ops(OpRegistry& r);        // StridedSlice, StridedSliceGrad
 void register_concat_ops(OpRegistry& r);       // Concat
 void register_reduce_ops(OpRegistry& r);       // ReduceSum, ReduceMean, BroadcastTo
 void register_loss_ops(OpRegistry& r);         // SoftmaxCrossEntropy(+Grad), MSELoss(+Grad)
+// CrossEntropyShardMax, CrossEntropyShardSums(+Grad), CrossEntropyFromSums(+Grad): a class block's part
+void register_sharded_cross_entropy_ops(OpRegistry& r);
 void register_gradient_descent_ops(OpRegistry& r);  // ApplyGradientDescent, MatMulGradientDescent
 void register_equal_ops(OpRegistry& r);        // Equal
 void register_real_div_ops(OpRegistry& r);     // RealDiv
