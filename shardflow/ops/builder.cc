@@ -109,6 +109,8 @@ Value GraphBuilder::batch_matmul(Value a, Value b, bool ta, bool tb) {
 
 Value GraphBuilder::linear(Value x, Value w, bool tb) { return op("Linear", {x, w}, {{"transpose_b", int64_t{tb}}}); }
 
+Value GraphBuilder::embedding(Value table, Value ids) { return op("EmbeddingLookup", {table, ids}); }
+
 Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels, int64_t classes) {
   return op("SoftmaxCrossEntropy", {logits, labels}, classes < 0 ? Attrs{} : Attrs{{"classes", classes}});
 }

@@ -109,6 +109,9 @@ class GraphBuilder {
   /// A dense layer's product on activations of any rank: x (..., k) times w^T for a weight
   /// stored (n, k) (transpose_b) or w for one stored (k, n) (ops/kernels/linear.cc).
   Value linear(Value x, Value w, bool transpose_b = true);
+  /// Row ids[p] of table (R, h) for every position p of the i32 ids: shape ids.shape + (h)
+  /// (ops/kernels/embedding.cc).
+  Value embedding(Value table, Value ids);
   /// Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids. Only the
   /// first `classes` columns are classes (-1: all); the rest pad the vocabulary and are ignored.
   Value softmax_cross_entropy(Value logits, Value labels, int64_t classes = -1);

@@ -29,6 +29,7 @@ void register_builtin_ops(OpRegistry& r) {
   register_transpose_ops(r);
   register_batch_matmul_ops(r);
   register_linear_ops(r);
+  register_embedding_ops(r);
 }
 
 }  // namespace sf

@@ -38,5 +38,6 @@ void register_softmax_ops(OpRegistry& r);     // Softmax, SoftmaxGrad
 void register_transpose_ops(OpRegistry& r);   // Transpose
 void register_batch_matmul_ops(OpRegistry& r);  // BatchMatMul
 void register_linear_ops(OpRegistry& r);  // Linear, LinearGradWeight
+void register_embedding_ops(OpRegistry& r);  // EmbeddingLookup, EmbeddingLookupGrad
 
 }  // namespace sf
