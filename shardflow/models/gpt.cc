@@ -97,6 +97,10 @@ GptBlock::GptBlock(const GptConfig& c, int64_t index)
       drop2_(prim("drop2", "Dropout", {{"p", double{c.dropout}}, {"salt", index * 8 + 2}})),
       res2_(prim("res2", "Add")) {}
 
+Value GptBlock::dropout(GraphBuilder& b, Primitive& drop, Value x) {
+  return training() && c_.dropout > 0.0f ? drop(b, {x, seeds_}) : x;
+}
+
 Value GptBlock::construct(GraphBuilder& b, Value x) {
   const Value a = ln1_(b, {x, param(b, ln1_gamma_), param(b, ln1_beta_)});
   auto heads = [&](Primitive& lin, Parameter& w, Primitive& bias, Parameter& bv, Primitive& split, Primitive& t) {
@@ -108,11 +112,11 @@ Value GptBlock::construct(GraphBuilder& b, Value x) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c_.hidden / c_.heads));
   const Value s = mask_(b, {scale_(b, {scores_(b, {q, k}), b.fill({1}, scale)})});
   const Value ctx = merge_(b, {merge_t_(b, {context_(b, {softmax_(b, {s}), v})})});  // (batch, seq, hidden)
-  const Value attn = drop1_(b, {proj_bias_(b, {proj_(b, {ctx, param(b, wo_)}), param(b, bo_)}), seeds_});
+  const Value attn = dropout(b, drop1_, proj_bias_(b, {proj_(b, {ctx, param(b, wo_)}), param(b, bo_)}));
   const Value h = res1_(b, {x, attn});
   const Value m = ln2_(b, {h, param(b, ln2_gamma_), param(b, ln2_beta_)});
   const Value up = gelu_(b, {fc1_bias_(b, {fc1_(b, {m, param(b, w1_)}), param(b, b1_)})});
-  const Value down = drop2_(b, {fc2_bias_(b, {fc2_(b, {up, param(b, w2_)}), param(b, b2_)}), seeds_});
+  const Value down = dropout(b, drop2_, fc2_bias_(b, {fc2_(b, {up, param(b, w2_)}), param(b, b2_)}));
   return res2_(b, {h, down});
 }
 
@@ -175,9 +179,11 @@ Value Gpt::construct(GraphBuilder& b, Value data) {
   SF_ENFORCE(in.size() == 2 && in[1] == c_.seq + 1, ShapeError,
              "gpt: the input must be (batch, seq + 1) = (batch, {}): a dropout seed, then {} token ids; got {}",
              c_.seq + 1, c_.seq, fmt::join(in, "x"));
-  const Value seeds = seeds_(b, {seed_col_(b, {data})});
+  const bool drops = training() && c_.dropout > 0.0f;
+  const Value seeds = drops ? seeds_(b, {seed_col_(b, {data})}) : Value{};
   Value x = embed_(b, {param(b, wte_), ids_(b, {data})});  // (batch, seq, hidden)
-  x = drop0_(b, {pos_(b, {x, param(b, wpe_)}), seeds});
+  x = pos_(b, {x, param(b, wpe_)});
+  if (drops) x = drop0_(b, {x, seeds});
   for (const auto& block : blocks_) {
     block->seeds_ = seeds;
     x = (*block)(b, x);

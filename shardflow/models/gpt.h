@@ -73,6 +73,8 @@ class GptBlock : public nn::Cell {
 
  private:
   friend class Gpt;
+  // x through `drop` when training with a dropout rate; else x itself (evaluation, p = 0).
+  Value dropout(GraphBuilder& b, Primitive& drop, Value x);
   Primitive& prim(const std::string& name, const std::string& op, Attrs attrs = {}) {
     return register_primitive(name, op, std::move(attrs));
   }

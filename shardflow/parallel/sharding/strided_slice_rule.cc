@@ -44,9 +44,11 @@ LoopNest strided_slice_nest(const Node& node, const std::vector<Shape>& inputs) 
 Value strided_slice_lower(GraphBuilder& b, const LowerContext& ctx) {
   const Node& n = ctx.node;
   std::vector<int64_t> begin = ints(n, "begin"), end = ints(n, "end");
-  const Shape& global = n.shape;  // an entire dim has the input's size here too
+  // An entire dim has the input's size in the output too, so a block smaller than the output's
+  // dim is a split entire dim. A sliced dim's input is whole, never smaller than its output.
+  const Shape& global = n.shape;
   for (size_t d = 0; d < begin.size(); ++d)
-    if (ctx.in_slices[0][d].extent != global[d] || ctx.out_slice[d].extent != global[d]) {
+    if (ctx.in_slices[0][d].extent < global[d]) {
       begin[d] = 0;
       end[d] = ctx.in_slices[0][d].extent;  // split, so entire: this rank's block
     }

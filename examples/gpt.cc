@@ -1,0 +1,237 @@
+// A GPT-style decoder trained character by character on Debian's fortune cookies, with tensor
+// (--tp), sequence (--sp) and data (--dp) parallel on one device matrix per rank group, every
+// collective inserted by the redistribution planner from the model's layouts
+// (shardflow/models/gpt.h, docs/transformer.md).
+//
+//   ./build/examples/gpt --devices 4 --tp 2 --sp --steps 20            # dp 2 x tp 2, one process
+//   sfrun -n 2 ./build/examples/gpt --tp 2 --steps 20                  # 2 processes over zmq
+//   mpirun -np 2 ./build/examples/gpt --tp 2 --steps 20
+//   ./build/examples/gpt --dry-run 1024 --tp 8 --layers 4 --hidden 256 # the plan of 1024 ranks
+//   ./build/examples/gpt --steps 300 --generate "Q: What"              # greedy samples after training
+//
+// --batch is the global batch: every layout trains the 1-device run's batches, so its loss
+// lines are the 1-device lines (within float rounding), which the tests check. --dp defaults to
+// devices / tp. --mode auto annotates only the inputs and lets the strategy search choose the
+// rest (--explain prints what it chose). After training, rank 0 prints the validation loss over
+// --valid-batches batches of held-out cookies and, with --generate, greedy continuations.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "examples/example_main.h"
+#include "examples/strategy_options.h"
+#include <shardflow/core/cli_checks.h>
+#include <shardflow/models/gpt.h>
+#include <shardflow/shardflow.h>
+#include <shardflow/train/network_plan.h>
+
+namespace {
+
+namespace ds = sf::dataset;
+namespace ex = sf::examples;
+namespace models = sf::models;
+
+struct Options {
+  models::GptConfig model;
+  int64_t batch = 8;  // global
+  int64_t dp = 0;     // 0: devices / tp
+  int64_t tp = 1;
+  bool sp = false;
+  std::string mode = "semi_auto";
+  int64_t dry_run = 0;
+  float lr = 1e-3f;
+  float weight_decay = 0.01f;
+  float clip = 1.0f;
+  uint64_t seed = 1;
+  std::string text_dir = ds::kFortunesDir;
+  int64_t valid_batches = 4;
+  std::string generate;
+  int64_t generate_tokens = 120;
+  ex::StrategyOptions strategies;
+};
+
+// Row k of a split: data = [seed, tokens of window k] and labels = the next tokens. The seed
+// is the window's index, so a sample draws the same dropout mask on any rank and layout.
+ds::Dataset windows(const ds::TextCorpus& corpus, ds::TextSplit split, int64_t seq, int64_t rows_wanted) {
+  const std::span<const int32_t> ids = corpus.ids(split);
+  int64_t rows = corpus.num_windows(split, seq);
+  SF_ENFORCE(rows > 0, InvalidArgument, "gpt: the {} text has no window of {} tokens",
+             split == ds::TextSplit::kTrain ? "training" : "validation", seq + 1);
+  if (rows_wanted > 0) rows = std::min(rows, rows_wanted);
+  return ds::Dataset::generator(
+      [ids, seq](int64_t k) {
+        sf::Tensor data({seq + 1}, sf::DType::kI32), labels({seq}, sf::DType::kI32);
+        data.i32()[0] = static_cast<int32_t>(k);
+        std::copy_n(ids.data() + k * seq, seq, data.i32() + 1);
+        std::copy_n(ids.data() + k * seq + 1, seq, labels.i32());
+        return std::vector<sf::Tensor>{data, labels};
+      },
+      rows, {"data", "labels"});
+}
+
+void add_model_options(CLI::App& app, Options& o) {
+  app.add_option("--layers", o.model.layers, "decoder blocks")->check(sf::cli::kPositive);
+  app.add_option("--hidden", o.model.hidden, "model width")->check(sf::cli::kPositive);
+  app.add_option("--heads", o.model.heads, "attention heads (divide --hidden)")->check(sf::cli::kPositive);
+  app.add_option("--seq", o.model.seq, "tokens per sample")->check(sf::cli::kPositive);
+  app.add_option("--dropout", o.model.dropout, "dropout rate");
+  app.add_option("--vocab-multiple", o.model.vocab_multiple,
+                 "the embedding table's rows are the vocabulary rounded up to a multiple of this")
+      ->check(sf::cli::kPositive);
+  app.add_option("--batch", o.batch, "global batch size")->check(sf::cli::kPositive);
+  app.add_option("--tp", o.tp, "tensor parallel degree")->check(sf::cli::kPositive);
+  app.add_option("--dp", o.dp, "data parallel degree (default: devices / tp)")->check(sf::cli::kPositive);
+  app.add_flag("--sp", o.sp, "sequence parallel in the LayerNorm, dropout and residual regions (with --tp)");
+  app.add_option("--mode", o.mode, "semi_auto (the model's layouts) or auto (inputs only; the search chooses)")
+      ->check(CLI::IsMember({"semi_auto", "auto"}));
+  app.add_option("--dry-run", o.dry_run, "plan N ranks and print the plan; nothing trains")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--lr", o.lr, "AdamW learning rate");
+  app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay (weights only)");
+  app.add_option("--clip", o.clip, "clip gradients to this global norm (0: off)");
+  app.add_option("--seed", o.seed, "initialisation seed");
+  app.add_option("--text-dir", o.text_dir, "the fortune files");
+  app.add_option("--valid-batches", o.valid_batches, "validation batches evaluated after training (0: none)");
+  app.add_option("--generate", o.generate, "after training, greedily continue this prompt");
+  app.add_option("--generate-tokens", o.generate_tokens, "characters --generate adds")->check(sf::cli::kPositive);
+  ex::add_strategy_options(app, o.strategies);
+}
+
+// The degrees for `devices` ranks, checked before any rank communicates.
+models::GptParallel parallel_for(const Options& o, int64_t devices) {
+  models::GptParallel p{.dp = o.dp, .tp = o.tp, .sp = o.sp};
+  SF_ENFORCE(!o.sp || o.tp > 1, InvalidArgument, "gpt: --sp splits the sequence over the tensor-parallel ranks; "
+             "it needs --tp 2 or more");
+  if (p.dp == 0) {
+    SF_ENFORCE(devices % o.tp == 0, InvalidArgument, "gpt: {} devices are not divisible by --tp {}", devices, o.tp);
+    p.dp = devices / o.tp;
+  }
+  SF_ENFORCE(p.dp * p.tp == devices, InvalidArgument, "gpt: --dp {} x --tp {} is {} ranks, but the job has {}",
+             p.dp, p.tp, p.dp * p.tp, devices);
+  SF_ENFORCE(o.batch % p.dp == 0, InvalidArgument, "gpt: --batch {} is not divisible by --dp {}", o.batch, p.dp);
+  return p;
+}
+
+void shard(models::Gpt& net, const Options& o, const models::GptParallel& p) {
+  if (o.mode == "auto")
+    net.shard_inputs(p.dp);
+  else
+    net.shard(p);
+}
+
+sf::AutoParallelContext context_for(const Options& o) {
+  sf::AutoParallelContext c;
+  c.parallel_mode = o.mode == "auto" ? sf::ParallelMode::kAutoParallel : sf::ParallelMode::kSemiAutoParallel;
+  if (o.mode == "auto") c.search_mode = "sharding_propagation";
+  c.strategy_ckpt_save_file = o.strategies.save_strategy_file;
+  c.strategy_ckpt_load_file = o.strategies.strategy_file;
+  return c;
+}
+
+std::vector<sf::Tensor> one_batch(const ds::Dataset& set) {
+  ds::BatchIterator it = set.iterator();
+  const std::vector<sf::Tensor>* b = it.next();
+  SF_ENFORCE(b != nullptr, InvalidArgument, "gpt: no batch to plan with");
+  return *b;
+}
+
+// Rank 0, after training, on the gathered parameters: the validation loss, then the samples.
+void evaluate(const Options& o, const ds::TextCorpus& corpus, const std::vector<sf::Tensor>& trained) {
+  models::Gpt net(o.model);
+  sf::NamedTensors named;
+  sf::ParameterList params = net.get_parameters();
+  for (size_t i = 0; i < params.size(); ++i) named.emplace_back(params[i].name(), trained[i]);
+  sf::load_param_into_net(net, named);
+  net.set_train(false);
+  if (o.valid_batches > 0) {
+    sf::ForwardFunction loss_of(
+        [&net](sf::GraphBuilder& b, const std::vector<sf::Value>& in) { return net.loss(b, net(b, in[0]), in[1]); },
+        net.get_parameters());
+    const ds::Dataset valid = windows(corpus, ds::TextSplit::kValidation, o.model.seq, o.valid_batches * o.batch)
+                                  .batch(o.batch);
+    ds::BatchIterator it = valid.iterator();
+    double sum = 0;
+    int64_t n = 0;
+    while (const std::vector<sf::Tensor>* b = it.next()) {
+      sum += loss_of(*b).f32()[0];
+      ++n;
+    }
+    sf::write_line(std::cout, fmt::format("validation loss: {:.4f} over {} batches of {} x {} characters",
+                                          n ? sum / n : 0.0, n, o.batch, o.model.seq));
+  }
+  if (o.generate.empty()) return;
+  sf::ForwardFunction logits_of([&net](sf::GraphBuilder& b, const std::vector<sf::Value>& in) { return net(b, in[0]); },
+                                net.get_parameters());
+  std::vector<int32_t> text = corpus.encode(o.generate);
+  const int64_t seq = o.model.seq, vp = o.model.padded_vocab();
+  for (int64_t t = 0; t < o.generate_tokens; ++t) {
+    // The last seq characters at positions 0..n-1; the causal mask keeps the rest out of them.
+    const int64_t n = std::min<int64_t>(seq, static_cast<int64_t>(text.size()));
+    sf::Tensor data({1, seq + 1}, sf::DType::kI32);
+    std::fill_n(data.i32(), seq + 1, 0);
+    std::copy(text.end() - n, text.end(), data.i32() + 1);
+    const float* row = logits_of({data}).f32() + (n - 1) * vp;
+    text.push_back(static_cast<int32_t>(std::max_element(row, row + o.model.vocab) - row));
+  }
+  sf::write_line(std::cout, fmt::format("sample: {}", corpus.decode(text)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  ex::Example example("A GPT-style decoder on fortune cookies, with tensor, sequence and data parallel",
+                      ex::kLogDir | ex::kEpochs | ex::kSteps | ex::kPrintEvery | ex::kCheckpoint);
+  example.common().steps = 20;
+  add_model_options(example.cli(), o);
+
+  std::optional<ds::TextCorpus> corpus;
+  ds::Dataset train_set;
+  models::GptParallel par;
+  example.prepare = [&](const sf::comm::JobSpec& job) {
+    corpus.emplace(ds::TextCorpus::read(o.text_dir));
+    o.model.vocab = corpus->vocab().size();
+    o.model.check();
+    const int64_t devices = o.dry_run > 0 ? o.dry_run : job.size;
+    par = parallel_for(o, devices);
+    par.check(o.model);
+    const int64_t steps = example.common().steps;
+    train_set = windows(*corpus, ds::TextSplit::kTrain, o.model.seq, steps > 0 ? steps * o.batch : 0)
+                    .shuffle(o.seed)
+                    .batch(o.batch);
+    if (o.dry_run == 0) return ex::Next::kJoin;
+    sf::set_auto_parallel_context(context_for(o));
+    sf::set_seed(o.seed);
+    models::Gpt net(o.model);
+    shard(net, o, par);
+    const std::vector<sf::Tensor> b = one_batch(train_set);
+    const sf::NetworkPlan plan = sf::plan_network(
+        net, [&net](sf::GraphBuilder& g, const std::vector<sf::Value>& in) { return net.loss(g, net(g, in[0]), in[1]); },
+        {b[0].shape(), b[1].shape()}, {b[0].dtype(), b[1].dtype()}, devices);
+    sf::write_line(std::cout, plan.str(o.strategies.explain));
+    return ex::Next::kDone;
+  };
+  example.run = [&] {
+    sf::set_auto_parallel_context(context_for(o));
+    sf::set_seed(o.seed);
+    sf::comm::run_ranks([&] {
+      const int rank = sf::comm::get_rank();
+      models::Gpt net(o.model);
+      shard(net, o, par);
+      auto opt = std::make_shared<sf::nn::AdamW>(net.trainable_params(), o.lr, 0.9f, 0.999f, 1e-8f, o.weight_decay,
+                                                 sf::nn::decay_except_vectors);
+      if (o.clip > 0) opt->set_max_grad_norm(o.clip);
+      sf::Model model(net, std::make_shared<models::GptLoss>(net), opt);
+      std::vector<sf::CallbackPtr> callbacks = {std::make_shared<sf::LossMonitor>(example.common().print_every)};
+      const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
+      model.train(example.common().epochs, train_set, callbacks, from);
+      if (rank == 0 && o.strategies.explain && model.semi_auto_program() != nullptr)
+        sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(), "the model's layouts"));
+      const std::vector<sf::Tensor> trained = sf::gather_parameters(net.get_parameters());
+      if (rank == 0) evaluate(o, *corpus, trained);
+    });
+  };
+  return example.main(argc, argv);
+}
