@@ -91,5 +91,7 @@ extern const ShardingRule kBatchMatMulRule;
 extern const ShardingRule kLinearRule;
 extern const ShardingRule kLinearGradWeightRule;
 extern const ShardingRule kStridedSliceRule;
+extern const ShardingRule kEmbeddingRule;      // EmbeddingLookup
+extern const ShardingRule kEmbeddingGradRule;  // EmbeddingLookupGrad
 
 }  // namespace sf

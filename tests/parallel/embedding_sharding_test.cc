@@ -1,0 +1,295 @@
+// Semi-auto parallel of EmbeddingLookup (vocabulary parallel, Megatron-LM's
+// VocabParallelEmbedding) equals 1 device:
+//   - a token embedding scaled per hidden unit, ids (batch 8, sequence 8) of a vocabulary of
+//     32 fed as an i32 input column, a sum of squared errors against an f32 target, trains 10
+//     steps on 8 virtual ranks under strategies that split the vocabulary over 8 or 4 ranks
+//     (the ids replicated or split by batch), the hidden dim, the batch, the vocabulary and the
+//     batch together, and the vocabulary with an out_strategy splitting the sequence; every
+//     rank's loss per step equals the 1-device run's and every parameter block the 1-device
+//     block;
+//   - the lowering: each rank's local lookup starts at its block's first row of the vocabulary
+//     and checks ids against the whole vocabulary; the partial lookups are summed by AllReduce,
+//     or by ReduceScatter under the sequence-splitting out_strategy;
+//   - the rule's layouts: a vocabulary split leaves the output partial (and its gradient's
+//     batch split leaves the table's gradient partial), a hidden or batch split does not.
+#include <gtest/gtest.h>
+
+#include "tests/parallel/block_difference.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/error.h>
+#include <shardflow/parallel/sharding/op_sharding.h>
+#include <shardflow/train/losses.h>
+#include <shardflow/train/model.h>
+#include <shardflow/train/semi_auto_step.h>
+#include "tests/train/parallel_fixture.h"
+
+namespace sf::paralleltest {
+namespace {
+
+constexpr int64_t kBatch = 8, kSeq = 8, kHidden = 16, kVocab = 32;
+constexpr int64_t kSteps = 10;
+constexpr uint64_t kSeed = 43;
+constexpr int kWorld = 8;
+constexpr const char* kLookupName = "wte/EmbeddingLookup";
+
+// ids -> EmbeddingLookup(table) -> * s. Both are Primitives so that a case can shard them; the
+// table's rows and s both get a gradient.
+class TokenEmbedding : public nn::Cell {
+ public:
+  static constexpr float kLr = 0.05f;  // SGD's
+  Parameter& table = register_parameter("table", {kVocab, kHidden}, "uniform");
+  Parameter& s = register_parameter("s", {kHidden}, "ones");
+  Primitive& wte = register_primitive("wte", "EmbeddingLookup");
+  Primitive& scale = register_primitive("scale", "Mul");
+
+  Value construct(GraphBuilder& b, Value ids) override {
+    return scale(b, {wte(b, {param(b, table), ids}), param(b, s)});
+  }
+};
+
+// Row i: ids (kSeq,) i32, uniform over the vocabulary (a batch of 64 ids reaches most rows, some
+// twice), and a target (kSeq, kHidden) uniform in [0, 0.5).
+std::vector<Tensor> row(int64_t i) {
+  Tensor ids({kSeq}, DType::kI32), t({kSeq, kHidden});
+  for (int64_t k = 0; k < kSeq; ++k)
+    ids.i32()[k] = static_cast<int32_t>(uniform_at(kSeed, 0, static_cast<uint64_t>(i * kSeq + k)) * kVocab);
+  for (int64_t k = 0; k < t.numel(); ++k)
+    t.f32()[k] = 0.5f * uniform_at(kSeed, 1, static_cast<uint64_t>(i * t.numel() + k));
+  return {ids, t};
+}
+
+// sum((pred - target)^2): a sum rather than MSELoss's mean, so that each row of the table moves
+// by a step well above the tolerance.
+class SquaredErrorSum : public nn::LossFn {
+ public:
+  Value operator()(GraphBuilder& b, Value pred, Value target) const override {
+    const Value d = b.sub(pred, target);
+    return b.reduce_sum(b.mul(d, d));
+  }
+};
+
+dataset::Dataset batches() {
+  return dataset::Dataset::generator(row, kSteps * kBatch, {"ids", "target"}).batch(kBatch);
+}
+
+struct EmbeddingRun {
+  std::vector<std::vector<float>> losses;  // [rank][step]
+  std::vector<ParameterList> params;       // [rank]: after the last step
+  std::string sharding;                    // rank 0's, printed
+  std::vector<int64_t> offsets, vocabs;    // [rank]: the local lookup's attrs
+  std::map<std::string, int> collectives;  // rank 0: the ops after the lookup ("<name>/out/..."), counted
+  std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
+};
+
+using Shard = std::function<void(TokenEmbedding&)>;
+
+// Model::train of a fresh TokenEmbedding on `devices` ranks (1: stand-alone), its strategies
+// from `shard`.
+EmbeddingRun train(int devices, const Shard& shard = {}) {
+  EmbeddingRun run;
+  run.losses.resize(devices);
+  run.params.resize(devices);
+  run.offsets.assign(devices, -1);
+  run.vocabs.assign(devices, -1);
+  auto body = [&](int rank) {
+    set_seed(kSeed);
+    TokenEmbedding net;
+    if (shard) shard(net);
+    Model model(net, std::make_shared<SquaredErrorSum>(),
+                std::make_shared<nn::SGD>(net.trainable_params(), TokenEmbedding::kLr));
+    auto log = std::make_shared<traintest::StepLog>(ParameterList{});
+    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
+    model.train(1, batches(), {log});
+    run.losses[rank] = log->losses;
+    run.params[rank] = net.get_parameters();
+    SemiAutoProgram* sp = model.semi_auto_program();
+    if (sp == nullptr) return;
+    const Graph& local = sp->program.graph;
+    for (int id = 0; id < sp->forward_nodes; ++id) {
+      const Node& n = local.node(id);
+      if (n.name == kLookupName) {
+        run.offsets[rank] = n.attrs.get_int("offset", -1);
+        run.vocabs[rank] = n.attrs.get_int("vocab", -1);
+      }
+      if (rank == 0 && n.name.starts_with(std::string(kLookupName) + "/out/")) ++run.collectives[n.op];
+    }
+    if (rank == 0) run.sharding = sp->sharding.str(sp->global);
+  };
+  if (devices == 1) {
+    body(0);
+    return run;
+  }
+  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
+  traintest::run_world(devices, traintest::Wire::kInproc, body);
+  return run;
+}
+
+// The 1-device run, computed once.
+const EmbeddingRun& one_device() {
+  static std::mutex mu;
+  static std::unique_ptr<EmbeddingRun> run;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!run) run = std::make_unique<EmbeddingRun>(train(1));
+  return *run;
+}
+
+// Every rank's loss at every step within 1e-5 relative of 1 device's, and every parameter block
+// within 1e-5 of the 1-device block.
+void expect_equals_one_device(const EmbeddingRun& got) {
+  const EmbeddingRun& ref = one_device();
+  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
+  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
+  ASSERT_LT(ref.losses[0].back(), 0.5f * ref.losses[0].front()) << "the 1-device run did not learn";
+  // Every parameter must move by 100 times the tolerance at least: equal blocks of parameters
+  // that a zero gradient left untouched would prove nothing.
+  for (size_t i = 0; i < ref.initial.size(); ++i)
+    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 1e-3f) << ref.params[0][i].name() << " did not move";
+  for (size_t r = 0; r < got.losses.size(); ++r) {
+    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
+    for (size_t s = 0; s < ref.losses[0].size(); ++s)
+      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
+          << "rank " << r << " step " << s + 1 << "\n"
+          << got.sharding;
+    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
+    for (size_t i = 0; i < ref.params[0].size(); ++i) {
+      const Parameter& p = got.params[r][i];
+      ASSERT_EQ(p.name(), ref.params[0][i].name());
+      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 1e-5f) << "rank " << r << " parameter " << p.name();
+    }
+  }
+}
+
+struct StrategyCase {
+  std::string name;
+  Shard shard;
+};
+
+void PrintTo(const StrategyCase& c, std::ostream* os) { *os << c.name; }
+
+class EmbeddingSemiAuto : public ::testing::TestWithParam<StrategyCase> {};
+
+TEST_P(EmbeddingSemiAuto, LossPerStepAndParameterBlocksEqualOneDevice) {
+  expect_equals_one_device(train(kWorld, GetParam().shard));
+}
+
+// clang-format off
+std::vector<StrategyCase> cases() {
+  using E = TokenEmbedding;
+  return {
+      {"all_default_batch_split", [](E&) {}},
+      {"vocab_split_8", [](E& n) { n.wte.shard({{8, 1}, {1, 1}}); }},
+      {"vocab_split_4_repeated", [](E& n) { n.wte.shard({{4, 1}, {1, 1}}); }},
+      {"vocab_split_4_batch_split_2", [](E& n) { n.wte.shard({{4, 1}, {2, 1}}); }},
+      {"hidden_split", [](E& n) { n.wte.shard({{1, 8}, {1, 1}}); }},
+      {"batch_split", [](E& n) { n.wte.shard({{1, 1}, {8, 1}}); }},
+      {"batch_and_sequence_split", [](E& n) { n.wte.shard({{1, 1}, {2, 4}}); }},
+      {"vocab_and_hidden_split", [](E& n) { n.wte.shard({{2, 4}, {1, 1}}); }},
+      // The partial sums of the vocabulary split are reduce-scattered onto the sequence.
+      {"vocab_split_reducescatter_sequence", [](E& n) {
+         n.wte.shard({{8, 1}, {1, 1}}, {{1, 8, 1}});
+         n.scale.shard({{1, 8, 1}, {1}});
+       }},
+  };
+}
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Strategies, EmbeddingSemiAuto, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// Under a vocabulary split over 8, rank r's local lookup holds rows [4r, 4r + 4) of the 32 and
+// checks ids against all 32; the partial lookups are summed by one AllReduce.
+TEST(EmbeddingSemiAutoLowering, EachRankLooksUpItsOwnRowsAndTheSumIsAnAllReduce) {
+  const EmbeddingRun run = train(kWorld, [](TokenEmbedding& n) { n.wte.shard({{8, 1}, {1, 1}}); });
+  expect_equals_one_device(run);
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(run.offsets[r], 4 * r) << "rank " << r;
+    EXPECT_EQ(run.vocabs[r], kVocab) << "rank " << r;
+  }
+  EXPECT_EQ(run.collectives, (std::map<std::string, int>{{"AllReduce", 1}})) << run.sharding;
+}
+
+// With 4 vocabulary blocks and the batch split in 2, the ranks of each batch half hold the 4
+// blocks in turn.
+TEST(EmbeddingSemiAutoLowering, VocabAndBatchSplitOffsetsFollowTheDeviceMatrix) {
+  const EmbeddingRun run = train(kWorld, [](TokenEmbedding& n) { n.wte.shard({{4, 1}, {2, 1}}); });
+  expect_equals_one_device(run);
+  // The device matrix is in loop order (batch 2, sequence 1, vocab 4, hidden 1): rank r's vocab
+  // block is r % 4.
+  for (int r = 0; r < kWorld; ++r) EXPECT_EQ(run.offsets[r], 8 * (r % 4)) << "rank " << r << "\n" << run.sharding;
+}
+
+TEST(EmbeddingSemiAutoLowering, AnOutStrategySplittingTheSequenceMakesItAReduceScatter) {
+  const EmbeddingRun run = train(kWorld, [](TokenEmbedding& n) {
+    n.wte.shard({{8, 1}, {1, 1}}, {{1, 8, 1}});
+    n.scale.shard({{1, 8, 1}, {1}});
+  });
+  expect_equals_one_device(run);
+  // One ReduceScatter and no AllReduce (the scatter onto dim 1 slices and joins around it).
+  EXPECT_EQ(run.collectives.count("ReduceScatter") ? run.collectives.at("ReduceScatter") : 0, 1) << run.sharding;
+  EXPECT_EQ(run.collectives.count("AllReduce"), 0u) << run.sharding;
+}
+
+// The rule's layouts on 8 devices, checked through shard_op.
+struct RuleGraph {
+  Graph g;
+  GraphBuilder b{g};
+  Value table = b.parameter("table", {kVocab, kHidden});
+  Value ids = b.input("ids", {kBatch, kSeq}, DType::kI32);
+  Value y = b.embedding(table, ids);
+  const Node& lookup() const { return g.node(y.id); }
+  const std::vector<Shape> shapes{{kVocab, kHidden}, {kBatch, kSeq}};
+};
+
+TEST(EmbeddingRules, AVocabSplitLeavesTheOutputPartial) {
+  RuleGraph r;
+  const OpSharding s = shard_op(r.lookup(), r.shapes, OpStrategy{{{8, 1}, {1, 1}}}, 8);
+  EXPECT_EQ(s.inputs[0].splits(0), 8);
+  EXPECT_EQ(s.inputs[1].splits(0), 1);
+  EXPECT_TRUE(s.output.is_partial());
+  EXPECT_FALSE(s.carried.is_partial());
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(s.output.splits(d), 1) << "dim " << d;
+  // With the batch split too, the output is split by batch and partial over the vocab's axis.
+  const OpSharding vb = shard_op(r.lookup(), r.shapes, OpStrategy{{{4, 1}, {2, 1}}}, 8);
+  EXPECT_TRUE(vb.output.is_partial());
+  EXPECT_EQ(vb.output.splits(0), 2);
+}
+
+TEST(EmbeddingRules, HiddenAndBatchSplitsAreNotPartial) {
+  RuleGraph r;
+  const OpSharding h = shard_op(r.lookup(), r.shapes, OpStrategy{{{1, 8}, {1, 1}}}, 8);
+  EXPECT_FALSE(h.output.is_partial());
+  EXPECT_EQ(h.output.splits(2), 8);
+  const OpSharding b = shard_op(r.lookup(), r.shapes, OpStrategy{{{1, 1}, {2, 4}}}, 8);
+  EXPECT_FALSE(b.output.is_partial());
+  EXPECT_EQ(b.output.splits(0), 2);
+  EXPECT_EQ(b.output.splits(1), 4);
+  EXPECT_EQ(b.inputs[0].splits(0), 1);
+  // The default strategy splits the batch over every device.
+  EXPECT_EQ(default_strategy(r.lookup(), r.shapes, 8).str(), (OpStrategy{{{1, 1}, {8, 1}}}.str()));
+  // A split that does not divide its dim is refused: 3 blocks of the sequence's 8.
+  EXPECT_THROW(shard_op(r.lookup(), r.shapes, OpStrategy{{{1, 1}, {1, 3}}}, 8), InvalidArgument);
+}
+
+TEST(EmbeddingRules, TheGradientOfABatchSplitIsPartialOverTheBatch) {
+  RuleGraph r;
+  const Value dout = r.b.input("dout", {kBatch, kSeq, kHidden});
+  const Value dt = r.b.op("EmbeddingLookupGrad", {r.ids, dout}, {{"rows", kVocab}});
+  const OpSharding s =
+      shard_op(r.g.node(dt.id), {{kBatch, kSeq}, {kBatch, kSeq, kHidden}}, OpStrategy{{{8, 1}, {8, 1, 1}}}, 8);
+  EXPECT_TRUE(s.output.is_partial());
+  EXPECT_FALSE(s.carried.is_partial());
+  const OpSharding h =
+      shard_op(r.g.node(dt.id), {{kBatch, kSeq}, {kBatch, kSeq, kHidden}}, OpStrategy{{{1, 1}, {1, 1, 8}}}, 8);
+  EXPECT_FALSE(h.output.is_partial());
+  EXPECT_EQ(h.output.splits(1), 8);
+}
+
+}  // namespace
+}  // namespace sf::paralleltest
