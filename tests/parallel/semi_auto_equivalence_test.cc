@@ -59,7 +59,7 @@ std::vector<Case> cases() {
       make_case<C>("sub_broadcast_row", [](C& n) { n.sub.shard({{2, 2}, {1, 2}}); }),
       make_case<C>("matmul3_reduce_split_reducescatter", [](C& n) { n.matmul3.shard({{1, 8}, {8, 1}}, {{8, 1}}); }),
       make_case<C>("cross_entropy_batch_split", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{8, 1}, {8}}}); }),
-      make_case<C>("cross_entropy_class_split_gathered", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{2, 4}, {2}}}); }),
+      make_case<C>("cross_entropy_class_split_reduced", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{2, 4}, {2}}}); }),
       make_case<C>("cross_entropy_replicated", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{1, 1}, {1}}}); }),
       make_case<C>("flatten_split_inner_dims_gathered", [](C& n) { n.flatten.shard({{2, 2, 2}}); }),
       make_case<C>("mixed_layouts_and_tuples_everywhere",

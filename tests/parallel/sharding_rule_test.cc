@@ -113,13 +113,14 @@ TEST(ReduceRule, ASplitReducedDimLeavesAPartialMean) {
   EXPECT_FLOAT_EQ(m.scale, 0.25f);
 }
 
-TEST(LossRules, SoftmaxCrossEntropyGathersASplitClassDim) {
+TEST(LossRules, SoftmaxCrossEntropyKeepsASplitClassDimAndReducesItInTheOp) {
   Graph g;
   GraphBuilder b(g);
   const Value loss = b.softmax_cross_entropy(b.input("logits", {16, 8}), b.input("labels", {16}, DType::kI32));
   const Node& n = g.node(loss.id);
   const OpSharding s = shard_op(n, {{16, 8}, {16}}, OpStrategy{{{2, 4}, {2}}}, 8);
-  EXPECT_EQ(s.inputs[0].tensor_map(), (Map{{0}, {}}));  // classes whole
+  EXPECT_EQ(s.inputs[0].tensor_map(), (Map{{0}, {1}}));  // classes stay split: no gather
+  // Partial over the batch only: the lowering reduces the class shards itself (local loop).
   EXPECT_THAT(s.output.partial(), ElementsAre(0));
   EXPECT_FLOAT_EQ(s.scale, 0.5f);
   EXPECT_FALSE(s.carried.is_partial());

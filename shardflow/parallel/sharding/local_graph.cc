@@ -56,9 +56,11 @@ class Lowering {
  private:
   LowerContext context(const Node& n, const OpSharding& s, const Shape& local, std::vector<Value> in) {
     LowerContext ctx{.node = n, .local_out = local, .in = std::move(in), .in_slices = {},
-                     .out_slice = s.output.slice(n.shape, rank_), .group_along = {}};
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      ctx.in_slices.push_back(s.inputs[i].slice(global_.node(n.inputs[i]).shape, rank_));
+                     .out_slice = s.output.slice(n.shape, rank_), .in_shapes = {}, .group_along = {}};
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ctx.in_shapes.push_back(global_.node(n.inputs[i]).shape);
+      ctx.in_slices.push_back(s.inputs[i].slice(ctx.in_shapes.back(), rank_));
+    }
     ctx.group_along = [this, &s](int input, int dim) {
       const TensorLayout& l = s.inputs.at(input);
       const std::vector<int> ranks = l.group(rank_, l.tensor_map().at(dim));

@@ -8,11 +8,12 @@
 // a layout strategy gives each loop its device axes, two inputs that disagree on a loop are
 // refused, and a loop absent from the output (MatMul's k, a reduction's axes) that is split
 // leaves the output *partial* over its axes. Loops marked `whole` are ones the local kernel
-// must see entire (SoftmaxCrossEntropy's class dim, a reshaped dim): a split the strategy
+// must see entire (Softmax's axis, a reshaped dim): a split the strategy
 // asks for there is gathered by redistribution before the op instead. Loops marked `local` are
 // reductions whose split leaves each rank the result over its own block rather than a share of
 // a sum (BatchNormUpdateMoving's batch: each rank's moving statistics from its own rows, as in
-// data parallel): nothing is partial and nothing is reduced across ranks.
+// data parallel), or whose lowering reduces across ranks itself (SoftmaxCrossEntropy's classes:
+// the row max and sums AllReduced over the class shards): the output is not partial over them.
 //
 // The rules live here rather than next to the kernels in ops/ (as DESIGN.md first placed
 // them) because a rule speaks in layouts and device matrices, and ops/ must not include
@@ -53,6 +54,7 @@ struct LowerContext {
   std::vector<Value> in;                           // the local inputs, in the layouts the op asked for
   std::vector<std::vector<DimSlice>> in_slices;    // [input][dim]: the block of it this rank holds
   std::vector<DimSlice> out_slice;                 // [dim]: the block of the output it computes
+  std::vector<Shape> in_shapes;                    // [input]: its global shape (a dim split iff wider than its slice)
   // The group of the ranks through this one that hold the other blocks of input `input`'s dim
   // `dim` (the collective's group name and size; registered with the local graph).
   std::function<GroupRef(int input, int dim)> group_along;
