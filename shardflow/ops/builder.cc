@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <shardflow/core/rng.h>
+
 namespace sf {
 
 std::string GraphBuilder::next_name(const std::string& op) {
@@ -110,6 +112,15 @@ Value GraphBuilder::batch_matmul(Value a, Value b, bool ta, bool tb) {
 Value GraphBuilder::linear(Value x, Value w, bool tb) { return op("Linear", {x, w}, {{"transpose_b", int64_t{tb}}}); }
 
 Value GraphBuilder::embedding(Value table, Value ids) { return op("EmbeddingLookup", {table, ids}); }
+
+Value GraphBuilder::dropout(Value x, Value seeds, float p, int64_t batch_axis) {
+  // The site's salt is its name's FNV-1a hash: every rank building the same graph agrees on it.
+  const std::string name = next_name("Dropout");
+  return op("Dropout", {x, seeds},
+            {{"p", double{p}}, {"salt", static_cast<int64_t>(stream_of(name))}, {"batch_axis", batch_axis}}, name);
+}
+
+Value GraphBuilder::causal_mask(Value scores) { return op("CausalMask", {scores}); }
 
 Value GraphBuilder::softmax_cross_entropy(Value logits, Value labels, int64_t classes) {
   return op("SoftmaxCrossEntropy", {logits, labels}, classes < 0 ? Attrs{} : Attrs{{"classes", classes}});

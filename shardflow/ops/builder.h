@@ -112,6 +112,14 @@ class GraphBuilder {
   /// Row ids[p] of table (R, h) for every position p of the i32 ids: shape ids.shape + (h)
   /// (ops/kernels/embedding.cc).
   Value embedding(Value table, Value ids);
+  /// x with each element zeroed with probability p and the others scaled by 1 / (1 - p); the
+  /// i32 seeds hold one seed per slice of x along batch_axis, and the mask depends only on a
+  /// sample's seed, this site (a salt hashed from the node's name) and the element's position
+  /// (ops/kernels/dropout.cc).
+  Value dropout(Value x, Value seeds, float p, int64_t batch_axis = 0);
+  /// Attention scores (..., q, k) with every key after its query set to a large negative, so
+  /// that a softmax after it gives those keys weight 0 (ops/kernels/dropout.cc).
+  Value causal_mask(Value scores);
   /// Mean over the batch of -log softmax(logits)[label]; labels are i32 class ids. Only the
   /// first `classes` columns are classes (-1: all); the rest pad the vocabulary and are ignored.
   Value softmax_cross_entropy(Value logits, Value labels, int64_t classes = -1);

@@ -30,6 +30,7 @@ void register_builtin_ops(OpRegistry& r) {
   register_batch_matmul_ops(r);
   register_linear_ops(r);
   register_embedding_ops(r);
+  register_dropout_ops(r);
 }
 
 }  // namespace sf

@@ -39,5 +39,6 @@ void register_transpose_ops(OpRegistry& r);   // Transpose
 void register_batch_matmul_ops(OpRegistry& r);  // BatchMatMul
 void register_linear_ops(OpRegistry& r);  // Linear, LinearGradWeight
 void register_embedding_ops(OpRegistry& r);  // EmbeddingLookup, EmbeddingLookupGrad
+void register_dropout_ops(OpRegistry& r);    // Dropout, CausalMask
 
 }  // namespace sf
