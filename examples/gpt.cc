@@ -224,7 +224,9 @@ int main(int argc, char** argv) {
                                                  sf::nn::decay_except_vectors);
       if (o.clip > 0) opt->set_max_grad_norm(o.clip);
       sf::Model model(net, std::make_shared<models::GptLoss>(net), opt);
-      std::vector<sf::CallbackPtr> callbacks = {std::make_shared<sf::LossMonitor>(example.common().print_every)};
+      // Every rank's loss is the same global loss: rank 0 prints it, once per job.
+      std::vector<sf::CallbackPtr> callbacks;
+      if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(example.common().print_every));
       const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
       model.train(example.common().epochs, train_set, callbacks, from);
       if (rank == 0 && o.strategies.explain && model.semi_auto_program() != nullptr)
