@@ -93,6 +93,8 @@ extern const ShardingRule kBatchMatMulRule;
 extern const ShardingRule kLinearRule;
 extern const ShardingRule kLinearGradWeightRule;
 extern const ShardingRule kStridedSliceRule;
+extern const ShardingRule kDropoutRule;     // Dropout
+extern const ShardingRule kCausalMaskRule;  // CausalMask
 extern const ShardingRule kEmbeddingRule;      // EmbeddingLookup
 extern const ShardingRule kEmbeddingGradRule;  // EmbeddingLookupGrad
 

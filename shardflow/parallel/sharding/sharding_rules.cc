@@ -39,6 +39,8 @@ const std::map<std::string, const ShardingRule*>& table() {
       {"Linear", &kLinearRule},
       {"LinearGradWeight", &kLinearGradWeightRule},
       {"StridedSlice", &kStridedSliceRule},
+      {"Dropout", &kDropoutRule},
+      {"CausalMask", &kCausalMaskRule},
       {"EmbeddingLookup", &kEmbeddingRule},
       {"EmbeddingLookupGrad", &kEmbeddingGradRule},
   };

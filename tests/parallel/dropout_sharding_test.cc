@@ -1,0 +1,257 @@
+// Semi-auto parallel of Dropout and CausalMask equals 1 device:
+//   - x (batch 8, sequence 8, hidden 16) scaled, dropped out (p 0.3) with one i32 seed per
+//     sample fed as a second input column, scaled again, a sum of squared errors against an f32
+//     target, trains 6 steps through value_and_grad and SGD on 8 virtual ranks with Dropout's x
+//     split on the batch (the seeds with it), on the sequence, on the hidden dim, on two dims at
+//     once and with every op split differently; every rank's loss per step equals the 1-device
+//     run's and every parameter block the 1-device block, which a mask drawn from the local
+//     block's positions rather than the global ones would break;
+//   - attention scores (batch 8, heads 2, queries 8, keys 8) scaled per key, causally masked,
+//     softmaxed and scaled again train likewise with CausalMask split on the heads, on the
+//     queries (the Softmax after it too), on heads and queries, and on the keys (a block of keys
+//     may then be masked whole for its queries; the Softmax gathers the keys);
+//   - the splits asked for are the ones the ops take: neither op gathers a split dim.
+#include <gtest/gtest.h>
+
+#include "tests/parallel/block_difference.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <shardflow/train/optimizer.h>
+#include <shardflow/train/semi_auto_step.h>
+#include <shardflow/train/value_and_grad.h>
+#include "tests/train/parallel_fixture.h"
+
+namespace sf::paralleltest {
+namespace {
+
+constexpr int64_t kBatch = 8, kSeq = 8, kHidden = 16, kHeads = 2;
+constexpr int64_t kSteps = 6;
+constexpr uint64_t kSeed = 53;
+constexpr int kWorld = 8;
+
+// sum((pred - target)^2) from Sub, Mul and ReduceSum.
+Value squared_error_sum(GraphBuilder& b, Value pred, Value target) {
+  const Value d = b.sub(pred, target);
+  return b.reduce_sum(b.mul(d, d));
+}
+
+// x -> x * s -> Dropout(seeds) -> * w. Every op is a Primitive so that a case can shard it; s
+// and w get their gradients through the dropout's mask. The seeds are the batch's second
+// column, which the loss builder hands over before calling the cell (a cell takes one input).
+class DropoutNet : public nn::Cell {
+ public:
+  static constexpr float kLr = 2e-3f;  // SGD's
+  static constexpr const char* kOp = "drop/Dropout";
+  Parameter& s = register_parameter("s", {kHidden}, "uniform");
+  Parameter& w = register_parameter("w", {kHidden}, "uniform");
+  Primitive& scale_in = register_primitive("scale_in", "Mul");
+  Primitive& drop = register_primitive("drop", "Dropout", {{"p", 0.3}});
+  Primitive& scale_out = register_primitive("scale_out", "Mul");
+  Value seeds;
+
+  Value construct(GraphBuilder& b, Value x) override {
+    return scale_out(b, {drop(b, {scale_in(b, {x, param(b, s)}), seeds}), param(b, w)});
+  }
+  // Columns x, seeds, target.
+  Value loss(GraphBuilder& b, const std::vector<Value>& in) {
+    seeds = in[1];
+    return squared_error_sum(b, (*this)(b, in[0]), in[2]);
+  }
+  // Row i: x (kSeq, kHidden) normal, its seed, a target uniform in [0, 1).
+  static dataset::Dataset batches() {
+    auto row = [](int64_t i) {
+      Tensor x({kSeq, kHidden}), t({kSeq, kHidden});
+      for (int64_t k = 0; k < x.numel(); ++k) x.f32()[k] = normal_at(kSeed, 0, static_cast<uint64_t>(i * x.numel() + k));
+      for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = uniform_at(kSeed, 1, static_cast<uint64_t>(i * t.numel() + k));
+      const auto seed = static_cast<int32_t>(uniform_at(kSeed, 2, static_cast<uint64_t>(i)) * 1e9f);
+      return std::vector<Tensor>{x, Tensor::from_vector({}, std::vector<int32_t>{seed}), t};
+    };
+    return dataset::Dataset::generator(row, kSteps * kBatch, {"x", "seeds", "target"}).batch(kBatch);
+  }
+};
+
+// scores -> * s (per key) -> CausalMask -> Softmax over the keys -> * w (per key).
+class MaskNet : public nn::Cell {
+ public:
+  static constexpr float kLr = 0.05f;  // SGD's
+  static constexpr const char* kOp = "mask/CausalMask";
+  Parameter& s = register_parameter("s", {kSeq}, "uniform");
+  Parameter& w = register_parameter("w", {kSeq}, "uniform");
+  Primitive& scale_in = register_primitive("scale_in", "Mul");
+  Primitive& mask = register_primitive("mask", "CausalMask");
+  Primitive& softmax = register_primitive("softmax", "Softmax", {{"axis", int64_t{-1}}});
+  Primitive& scale_out = register_primitive("scale_out", "Mul");
+
+  Value construct(GraphBuilder& b, Value x) override {
+    return scale_out(b, {softmax(b, {mask(b, {scale_in(b, {x, param(b, s)})})}), param(b, w)});
+  }
+  // Columns scores, target.
+  Value loss(GraphBuilder& b, const std::vector<Value>& in) { return squared_error_sum(b, (*this)(b, in[0]), in[1]); }
+  // Row i: scores (kHeads, kSeq, kSeq) normal with spread 2, a target uniform in [0, 0.5).
+  static dataset::Dataset batches() {
+    auto row = [](int64_t i) {
+      Tensor x({kHeads, kSeq, kSeq}), t({kHeads, kSeq, kSeq});
+      for (int64_t k = 0; k < x.numel(); ++k)
+        x.f32()[k] = 2.0f * normal_at(kSeed, 3, static_cast<uint64_t>(i * x.numel() + k));
+      for (int64_t k = 0; k < t.numel(); ++k)
+        t.f32()[k] = 0.5f * uniform_at(kSeed, 4, static_cast<uint64_t>(i * t.numel() + k));
+      return std::vector<Tensor>{x, t};
+    };
+    return dataset::Dataset::generator(row, kSteps * kBatch, {"scores", "target"}).batch(kBatch);
+  }
+};
+
+struct Run {
+  std::vector<std::vector<float>> losses;  // [rank][step]
+  std::vector<ParameterList> params;       // [rank]: after the last step
+  std::string sharding;                    // rank 0's, printed
+  std::vector<int64_t> taken;              // rank 0: the blocks of each dim of the op's x it takes
+  std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
+};
+
+template <class Net>
+using Shard = std::function<void(Net&)>;
+
+// value_and_grad and SGD over Net::batches() with a fresh Net on `devices` ranks (1:
+// stand-alone), its strategies from `shard`.
+template <class Net>
+Run train(int devices, const Shard<Net>& shard = {}) {
+  Run run;
+  run.losses.resize(devices);
+  run.params.resize(devices);
+  auto body = [&](int rank) {
+    set_seed(kSeed);
+    Net net;
+    if (shard) shard(net);
+    nn::SGD optimizer(net.trainable_params(), Net::kLr);
+    auto forward = [&](GraphBuilder& b, const std::vector<Value>& in) { return net.loss(b, in); };
+    GradFunction grad_fn = devices > 1 ? value_and_grad(forward, net, net.trainable_params())
+                                       : value_and_grad(forward, net.trainable_params());
+    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
+    dataset::BatchIterator it = Net::batches().iterator(0);
+    while (const std::vector<Tensor>* batch = it.next()) {
+      auto [loss, grads] = grad_fn(*batch);
+      optimizer.step(grads);
+      run.losses[rank].push_back(loss);
+    }
+    run.params[rank] = net.get_parameters();
+    if (SemiAutoProgram* sp = grad_fn.semi_auto_program(); sp != nullptr && rank == 0) {
+      run.sharding = sp->sharding.str(sp->global);
+      for (const auto& [id, ns] : sp->sharding.by_node) {
+        if (!ns.op || sp->global.node(id).name != Net::kOp) continue;
+        const Shape& x = sp->global.node(sp->global.node(id).inputs[0]).shape;
+        for (size_t d = 0; d < x.size(); ++d) run.taken.push_back(ns.op->inputs[0].splits(static_cast<int>(d)));
+      }
+    }
+  };
+  if (devices == 1) {
+    body(0);
+    return run;
+  }
+  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
+  traintest::run_world(devices, traintest::Wire::kInproc, body);
+  return run;
+}
+
+// The 1-device run of Net, computed once.
+template <class Net>
+const Run& one_device() {
+  static std::mutex mu;
+  static std::unique_ptr<Run> run;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!run) run = std::make_unique<Run>(train<Net>(1));
+  return *run;
+}
+
+// Every rank's loss at every step within 1e-5 relative of 1 device's, every parameter block
+// within 1e-5 of the 1-device block, and the op took x split as `taken` says.
+template <class Net>
+void expect_equals_one_device(const Run& got, const std::vector<int64_t>& taken) {
+  const Run& ref = one_device<Net>();
+  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
+  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
+  // Every parameter must move by 100 times the tolerance at least: equal blocks of parameters
+  // that a zero gradient left untouched would prove nothing.
+  for (size_t i = 0; i < ref.initial.size(); ++i)
+    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 1e-3f) << ref.params[0][i].name() << " did not move";
+  EXPECT_EQ(got.taken, taken) << got.sharding;
+  for (size_t r = 0; r < got.losses.size(); ++r) {
+    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
+    for (size_t s = 0; s < ref.losses[0].size(); ++s)
+      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
+          << "rank " << r << " step " << s + 1 << "\n"
+          << got.sharding;
+    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
+    for (size_t i = 0; i < ref.params[0].size(); ++i) {
+      const Parameter& p = got.params[r][i];
+      ASSERT_EQ(p.name(), ref.params[0][i].name());
+      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 1e-5f) << "rank " << r << " parameter " << p.name();
+    }
+  }
+}
+
+// One equivalence case: its name, and the run on kWorld ranks compared with 1 device.
+struct StrategyCase {
+  std::string name;
+  std::function<void()> check;
+};
+
+void PrintTo(const StrategyCase& c, std::ostream* os) { *os << c.name; }
+
+template <class Net>
+StrategyCase make_case(std::string name, std::vector<int64_t> taken, Shard<Net> shard) {
+  return {std::move(name), [taken, shard] { expect_equals_one_device<Net>(train<Net>(kWorld, shard), taken); }};
+}
+
+class DropoutSemiAuto : public ::testing::TestWithParam<StrategyCase> {};
+
+TEST_P(DropoutSemiAuto, LossPerStepAndParameterBlocksEqualOneDevice) { GetParam().check(); }
+
+// clang-format off
+std::vector<StrategyCase> cases() {
+  using D = DropoutNet;
+  using M = MaskNet;
+  return {
+      make_case<D>("dropout_default_batch_split", {8, 1, 1}, [](D&) {}),
+      make_case<D>("dropout_batch_split", {8, 1, 1}, [](D& n) { n.drop.shard({{8, 1, 1}, {8}}); }),
+      make_case<D>("dropout_sequence_split", {1, 8, 1}, [](D& n) { n.drop.shard({{1, 8, 1}, {1}}); }),
+      make_case<D>("dropout_hidden_split", {1, 1, 8}, [](D& n) { n.drop.shard({{1, 1, 8}, {1}}); }),
+      make_case<D>("dropout_batch_and_sequence_split", {2, 4, 1}, [](D& n) { n.drop.shard({{2, 4, 1}, {2}}); }),
+      make_case<D>("dropout_sequence_and_hidden_split", {1, 2, 4}, [](D& n) { n.drop.shard({{1, 2, 4}, {1}}); }),
+      make_case<D>("dropout_every_op_differently", {2, 2, 2}, [](D& n) {
+        n.scale_in.shard({{1, 1, 8}, {8}});
+        n.drop.shard({{2, 2, 2}, {2}});
+        n.scale_out.shard({{1, 4, 2}, {2}});
+      }),
+      make_case<M>("causal_mask_heads_split", {1, 2, 1, 1}, [](M& n) { n.mask.shard({{1, 2, 1, 1}}); }),
+      make_case<M>("causal_mask_batch_and_heads_split", {4, 2, 1, 1}, [](M& n) { n.mask.shard({{4, 2, 1, 1}}); }),
+      make_case<M>("causal_mask_query_split", {1, 1, 8, 1}, [](M& n) {
+        n.mask.shard({{1, 1, 8, 1}});
+        n.softmax.shard({{1, 1, 8, 1}});
+      }),
+      make_case<M>("causal_mask_heads_and_query_split", {1, 2, 4, 1}, [](M& n) {
+        n.mask.shard({{1, 2, 4, 1}});
+        n.softmax.shard({{1, 2, 4, 1}});
+      }),
+      // Blocks of keys after all of a block's queries are masked whole; the Softmax gathers the keys.
+      make_case<M>("causal_mask_query_and_key_split", {1, 1, 2, 4}, [](M& n) { n.mask.shard({{1, 1, 2, 4}}); }),
+      make_case<M>("causal_mask_key_split", {2, 1, 1, 4}, [](M& n) {
+        n.mask.shard({{2, 1, 1, 4}});
+        n.softmax.shard({{2, 1, 4, 1}});
+      }),
+  };
+}
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Strategies, DropoutSemiAuto, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace sf::paralleltest
