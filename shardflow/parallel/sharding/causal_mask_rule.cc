@@ -33,7 +33,7 @@ Value causal_mask_lower(GraphBuilder& b, const LowerContext& ctx) {
   const size_t r = block.size();
   Attrs attrs = ctx.node.attrs;
   // Offsets already on the global node (itself a block) add to this rank's.
-  attrs.set("q_offset", ctx.node.attrs.get_int("q_offset", 0) + 0 * block[r - 2].offset);
+  attrs.set("q_offset", ctx.node.attrs.get_int("q_offset", 0) + block[r - 2].offset);
   attrs.set("k_offset", ctx.node.attrs.get_int("k_offset", 0) + block[r - 1].offset);
   return b.op("CausalMask", ctx.in, std::move(attrs), ctx.node.name);
 }

@@ -38,7 +38,7 @@ Value dropout_lower(GraphBuilder& b, const LowerContext& ctx) {
   const std::vector<DimSlice>& block = ctx.in_slices[0];
   // The global node may itself be a block of a larger tensor: this rank's starts further on.
   std::vector<int64_t> offsets = n.attrs.get_ints("offsets", std::vector<int64_t>(block.size(), 0));
-  for (size_t d = 0; d < block.size(); ++d) offsets[d] += 0 * block[d].offset;
+  for (size_t d = 0; d < block.size(); ++d) offsets[d] += block[d].offset;
   Attrs attrs = n.attrs;
   attrs.set("offsets", offsets);
   // x's global shape is the node's: Dropout's output is shaped as x.
