@@ -2,9 +2,10 @@
 // vocab-parallel cross-entropy, parallel/sharding/loss_rules.cc) equals 1 device:
 //   - a two-layer head (x w1, then the logits h w2 with w2's class columns split as the logits
 //     are) trained 12 steps under splits of the class dim 2, 4 and 8 ways, of batch and class
-//     ((2,4),(2,)), and of a padded vocabulary (C = 24, classes = 21) 3 ways on 6 ranks: every
-//     rank's loss per step within 1e-5 relative of the 1-device run's, every parameter block
-//     within 1e-5 of the 1-device block;
+//     ((2,4),(2,)), and of a padded vocabulary (C = 24, classes = 21) 3 ways on 6 ranks, or 14
+//     classes 3 ways on 3 ranks (the last block all padding): every rank's loss per step within
+//     1e-5 relative of the 1-device run's, every parameter block within 1e-5 of the 1-device
+//     block;
 //   - the logits are never gathered: the loss's first local op reads the MatMul's own block, and
 //     the rows' max and sums are AllReduced (op "max", then "sum") over the class group;
 //   - an unsplit class dim keeps the plain SoftmaxCrossEntropy on each rank's rows;
@@ -239,6 +240,18 @@ TEST(VocabCrossEntropySemiAuto, PaddedVocabularySplitThreeWaysEqualsOneDevice) {
   for (int64_t r = 0; r < kHidden; ++r)
     for (int64_t c = kClasses; c < kColumns; ++c)
       ASSERT_EQ(w2.f32()[r * kColumns + c], ref.initial[1].f32()[r * kColumns + c]) << "w2 padding " << r << ", " << c;
+}
+
+// 14 classes in 24 columns split 3 ways: the last rank's block is padding only, its max the
+// lowest float and its sums zero, and the loss still equals 1 device's.
+TEST(VocabCrossEntropySemiAuto, ABlockOfPaddingOnlyEqualsOneDevice) {
+  constexpr int64_t kClasses = 14;
+  const HeadRun run = train(kClasses, 3, [](Head& n) {
+    n.logits.shard({{1, 1}, {1, 3}});
+    n.xent.shard({{1, 3}, {1}});
+  });
+  expect_equals_one_device(run, kClasses);
+  expect_vocab_parallel(run, 3);
 }
 
 // With the class dim unsplit, each rank runs the plain op on its rows and reduces nothing itself.
