@@ -126,11 +126,12 @@ TEST(LossRules, SoftmaxCrossEntropyKeepsASplitClassDimAndReducesItInTheOp) {
   EXPECT_FALSE(s.carried.is_partial());
 }
 
-TEST(ReshapeRule, OnlyAKeptDimZeroStaysSplit) {
+TEST(ReshapeRule, TheLeadingDimOfEachRunStaysSplit) {
+  // (16) -> (16) and (32) -> (4, 8): the 32's split stays on the 4 (tests/parallel/reshape_sharding_test.cc).
   const OneOp reshape("Reshape", {{16, 32}}, {{"shape", Shape{16, 4, 8}}});
   const OpSharding s = reshape.shard(OpStrategy{{{2, 4}}});
-  EXPECT_EQ(s.inputs[0].tensor_map(), (Map{{0}, {}}));
-  EXPECT_EQ(s.output.tensor_map(), (Map{{0}, {}, {}}));
+  EXPECT_EQ(s.inputs[0].tensor_map(), (Map{{0}, {1}}));
+  EXPECT_EQ(s.output.tensor_map(), (Map{{0}, {1}, {}}));
   const OneOp flatten("Flatten", {{16, 4, 4}});
   EXPECT_EQ(flatten.shard(std::nullopt).inputs[0].tensor_map(), (Map{{0}, {}, {}}));
 }

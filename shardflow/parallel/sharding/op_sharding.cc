@@ -183,6 +183,16 @@ OpSharding shard_op(const Node& node, const std::vector<Shape>& inputs, const st
     partial.insert(partial.end(), la.axes[l].begin(), la.axes[l].end());
     reduced_blocks *= la.mesh.size_of(la.axes[l]);
   }
+  // The split was checked on the input dims; an output dim on the same loop may be smaller
+  // (Reshape (8, 64) -> (8, 4, 16): the 64's loop runs over the 4 heads).
+  for (size_t d = 0; d < nest.output.size(); ++d) {
+    const int l = nest.output[d];
+    const int64_t blocks = la.mesh.size_of(la.axes[l]);
+    SF_ENFORCE(node.shape.at(d) % blocks == 0, InvalidArgument,
+               "{}: {} splits loop {} into {} blocks, which do not divide output dim {} of size {}; a split must "
+               "divide every dim on its loop",
+               what, s.str(), nest.loops[l], blocks, d, node.shape[d]);
+  }
   for (size_t i = 0; i < inputs.size(); ++i) out.inputs.push_back(layout_of(la, nest.inputs[i], {}, s.in[i].str()));
   out.output = layout_of(la, nest.output, partial, {});
   out.scale = nest.mean ? 1.0f / static_cast<float>(reduced_blocks) : 1.0f;
@@ -197,6 +207,8 @@ OpStrategy default_strategy(const Node& node, const std::vector<Shape>& inputs, 
   for (size_t i = 0; i < inputs.size() && divides; ++i)
     for (size_t d = 0; d < inputs[i].size(); ++d)
       if (nest.inputs[i][d] == batch && inputs[i][d] % devices != 0) divides = false;
+  for (size_t d = 0; d < nest.output.size() && divides; ++d)
+    if (nest.output[d] == batch && node.shape.at(d) % devices != 0) divides = false;  // a Reshape's smaller dim
   OpStrategy s;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Strategy t;
