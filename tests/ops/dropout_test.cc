@@ -109,8 +109,8 @@ TEST(Dropout, TheMaskChangesWithTheSaltAndTheSeedOnly) {
   same.i32()[3] = same.i32()[1];
   const std::vector<int> m = mask_of(run_dropout(x, same, with_p(0.5, 7)));
   EXPECT_TRUE(std::equal(m.begin() + 2000, m.begin() + 4000, m.begin() + 6000));
-  EXPECT_GT(differing(std::vector<int>(m.begin(), m.begin() + 2000), std::vector<int>(m.begin() + 2000, m.begin() + 4000)),
-            0.4);
+  const std::vector<int> first(m.begin(), m.begin() + 2000), second(m.begin() + 2000, m.begin() + 4000);
+  EXPECT_GT(differing(first, second), 0.4);
   // GraphBuilder salts each site from its name: two dropouts of one graph differ.
   Graph g;
   GraphBuilder gb(g);
@@ -213,6 +213,10 @@ struct MaskCase {
   int64_t q_offset, k_offset;
 };
 
+std::string mask_case_name(const MaskCase& c) { return fmt::format("q{}_k{}", c.q_offset, c.k_offset); }
+
+void PrintTo(const MaskCase& c, std::ostream* os) { *os << "q_offset " << c.q_offset << ", k_offset " << c.k_offset; }
+
 class CausalMaskOffsets : public ::testing::TestWithParam<MaskCase> {};
 
 TEST_P(CausalMaskOffsets, MatchesAHandLoop) {
@@ -239,7 +243,7 @@ TEST_P(CausalMaskOffsets, MatchesAHandLoop) {
 INSTANTIATE_TEST_SUITE_P(Offsets, CausalMaskOffsets,
                          ::testing::Values(MaskCase{0, 0}, MaskCase{2, 0}, MaskCase{0, 3}, MaskCase{4, 2},
                                            MaskCase{9, 0}),
-                         [](const auto& info) { return fmt::format("q{}_k{}", info.param.q_offset, info.param.k_offset); });
+                         [](const auto& info) { return mask_case_name(info.param); });
 
 TEST(CausalMask, SoftmaxAfterItHasExactZerosAboveTheDiagonalAndNoNaN) {
   const Shape shape{2, 3, 6, 6};

@@ -68,8 +68,10 @@ class DropoutNet : public nn::Cell {
   static dataset::Dataset batches() {
     auto row = [](int64_t i) {
       Tensor x({kSeq, kHidden}), t({kSeq, kHidden});
-      for (int64_t k = 0; k < x.numel(); ++k) x.f32()[k] = normal_at(kSeed, 0, static_cast<uint64_t>(i * x.numel() + k));
-      for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = uniform_at(kSeed, 1, static_cast<uint64_t>(i * t.numel() + k));
+      for (int64_t k = 0; k < x.numel(); ++k)
+        x.f32()[k] = normal_at(kSeed, 0, static_cast<uint64_t>(i * x.numel() + k));
+      for (int64_t k = 0; k < t.numel(); ++k)
+        t.f32()[k] = uniform_at(kSeed, 1, static_cast<uint64_t>(i * t.numel() + k));
       const auto seed = static_cast<int32_t>(uniform_at(kSeed, 2, static_cast<uint64_t>(i)) * 1e9f);
       return std::vector<Tensor>{x, Tensor::from_vector({}, std::vector<int32_t>{seed}), t};
     };
