@@ -10,7 +10,9 @@
 //     softmaxed and scaled again train likewise with CausalMask split on the heads, on the
 //     queries (the Softmax after it too), on heads and queries, and on the keys (a block of keys
 //     may then be masked whole for its queries; the Softmax gathers the keys);
-//   - the splits asked for are the ones the ops take: neither op gathers a split dim.
+//   - the splits asked for are the ones the ops take: neither op gathers a split dim;
+//   - the rules' layouts: the seeds split as x's batch_axis (dim 0 or another), seeds that
+//     disagree refused, no output partial, the default strategy splitting the batch.
 #include <gtest/gtest.h>
 
 #include "tests/parallel/block_difference.h"
@@ -23,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <shardflow/core/error.h>
+#include <shardflow/parallel/sharding/op_sharding.h>
 #include <shardflow/train/optimizer.h>
 #include <shardflow/train/semi_auto_step.h>
 #include <shardflow/train/value_and_grad.h>
@@ -254,6 +258,34 @@ std::vector<StrategyCase> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, DropoutSemiAuto, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
+
+// The rules' layouts on 8 devices, checked through shard_op.
+TEST(DropoutRules, SeedsFollowTheBatchAxisAndEveryDimSplits) {
+  Graph g;
+  GraphBuilder b(g);
+  const Value x = b.input("x", {8, 8, 16}), seeds = b.input("seeds", {8}, DType::kI32);
+  const Node& drop = g.node(b.dropout(x, seeds, 0.3f).id);
+  const OpSharding s = shard_op(drop, {{8, 8, 16}, {8}}, OpStrategy{{{2, 2, 2}, {2}}}, 8);
+  EXPECT_EQ(s.inputs[1].splits(0), 2);
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(s.output.splits(d), 2) << "dim " << d;
+  EXPECT_FALSE(s.output.is_partial());
+  EXPECT_THROW(shard_op(drop, {{8, 8, 16}, {8}}, OpStrategy{{{2, 1, 1}, {4}}}, 8), InvalidArgument);
+  EXPECT_EQ(default_strategy(drop, {{8, 8, 16}, {8}}, 8).str(), (OpStrategy{{{8, 1, 1}, {8}}}.str()));
+  // With the samples along dim 1, the seeds follow that dim's split.
+  const Node& by_seq = g.node(b.dropout(x, b.input("seq_seeds", {8}, DType::kI32), 0.3f, 1).id);
+  const OpSharding q = shard_op(by_seq, {{8, 8, 16}, {8}}, OpStrategy{{{2, 4, 1}, {4}}}, 8);
+  EXPECT_EQ(q.inputs[1].splits(0), 4);
+  EXPECT_EQ(q.output.splits(0), 2);
+}
+
+TEST(DropoutRules, CausalMaskSplitsEveryDimWithoutPartials) {
+  Graph g;
+  GraphBuilder b(g);
+  const Node& mask = g.node(b.causal_mask(b.input("scores", {8, 2, 8, 8})).id);
+  const OpSharding s = shard_op(mask, {{8, 2, 8, 8}}, OpStrategy{{{1, 2, 2, 2}}}, 8);
+  for (int d = 1; d < 4; ++d) EXPECT_EQ(s.output.splits(d), 2) << "dim " << d;
+  EXPECT_FALSE(s.output.is_partial());
+}
 
 }  // namespace
 }  // namespace sf::paralleltest
