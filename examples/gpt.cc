@@ -39,6 +39,10 @@ struct Options {
   int64_t dp = 0;     // 0: devices / tp
   int64_t tp = 1;
   bool sp = false;
+  int pp = 1;               // pipeline stages
+  int micro_batches = 1;    // per batch; more than 1 (or --pp > 1) trains through a PipelineCell
+  std::string schedule = "1f1b";
+  bool clip_given = false;  // --clip on the command line: refused under a pipeline, which cannot clip yet
   std::string mode = "semi_auto";
   int64_t dry_run = 0;
   float lr = 1e-3f;
@@ -84,13 +88,19 @@ void add_model_options(CLI::App& app, Options& o) {
   app.add_option("--tp", o.tp, "tensor parallel degree")->check(sf::cli::kPositive);
   app.add_option("--dp", o.dp, "data parallel degree (default: devices / tp)")->check(sf::cli::kPositive);
   app.add_flag("--sp", o.sp, "sequence parallel in the LayerNorm, dropout and residual regions (with --tp)");
+  app.add_option("--pp", o.pp, "pipeline stages (the embedding, the blocks and the head spread over them)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--micro-batches", o.micro_batches, "micro-batches per batch (a PipelineCell's micro_size)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--schedule", o.schedule, "pipeline schedule: 1f1b, gpipe or zb_h1");
   app.add_option("--mode", o.mode, "semi_auto (the model's layouts) or auto (inputs only; the search chooses)")
       ->check(CLI::IsMember({"semi_auto", "auto"}));
   app.add_option("--dry-run", o.dry_run, "plan N ranks and print the plan; nothing trains")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--lr", o.lr, "AdamW learning rate");
   app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay (weights only)");
-  app.add_option("--clip", o.clip, "clip gradients to this global norm (0: off)");
+  app.add_option("--clip", o.clip, "clip gradients to this global norm (0: off; off under a pipeline)")
+      ->each([&o](const std::string&) { o.clip_given = true; });
   app.add_option("--seed", o.seed, "initialisation seed");
   app.add_option("--text-dir", o.text_dir, "the fortune files");
   app.add_option("--valid-batches", o.valid_batches, "validation batches evaluated after training (0: none)");
@@ -99,18 +109,34 @@ void add_model_options(CLI::App& app, Options& o) {
   ex::add_strategy_options(app, o.strategies);
 }
 
+// Whether the model trains through a PipelineCell.
+bool pipelined(const Options& o) { return o.pp > 1 || o.micro_batches > 1; }
+
 // The degrees for `devices` ranks, checked before any rank communicates.
 models::GptParallel parallel_for(const Options& o, int64_t devices) {
   models::GptParallel p{.dp = o.dp, .tp = o.tp, .sp = o.sp};
   SF_ENFORCE(!o.sp || o.tp > 1, InvalidArgument, "gpt: --sp splits the sequence over the tensor-parallel ranks; "
              "it needs --tp 2 or more");
+  SF_ENFORCE(devices % o.pp == 0, InvalidArgument, "gpt: {} devices are not divisible by --pp {}", devices, o.pp);
+  const int64_t per_stage = devices / o.pp;
   if (p.dp == 0) {
-    SF_ENFORCE(devices % o.tp == 0, InvalidArgument, "gpt: {} devices are not divisible by --tp {}", devices, o.tp);
-    p.dp = devices / o.tp;
+    SF_ENFORCE(per_stage % o.tp == 0, InvalidArgument, "gpt: the {} devices of a stage are not divisible by --tp {}",
+               per_stage, o.tp);
+    p.dp = per_stage / o.tp;
   }
-  SF_ENFORCE(p.dp * p.tp == devices, InvalidArgument, "gpt: --dp {} x --tp {} is {} ranks, but the job has {}",
-             p.dp, p.tp, p.dp * p.tp, devices);
-  SF_ENFORCE(o.batch % p.dp == 0, InvalidArgument, "gpt: --batch {} is not divisible by --dp {}", o.batch, p.dp);
+  SF_ENFORCE(p.dp * p.tp == per_stage, InvalidArgument,
+             "gpt: --dp {} x --tp {} is {} ranks, but a stage has {} (devices / --pp)", p.dp, p.tp, p.dp * p.tp,
+             per_stage);
+  SF_ENFORCE(o.batch % o.micro_batches == 0, InvalidArgument, "gpt: --batch {} is not divisible by --micro-batches {}",
+             o.batch, o.micro_batches);
+  SF_ENFORCE((o.batch / o.micro_batches) % p.dp == 0, InvalidArgument,
+             "gpt: a micro-batch of {} rows is not divisible by --dp {}", o.batch / o.micro_batches, p.dp);
+  SF_ENFORCE(o.micro_batches >= o.pp, InvalidArgument,
+             "gpt: --micro-batches {} is smaller than --pp {}; each stage needs a micro-batch of its own",
+             o.micro_batches, o.pp);
+  SF_ENFORCE(!pipelined(o) || !o.clip_given || o.clip == 0, InvalidArgument,
+             "gpt: --clip is not supported with --pp or --micro-batches yet (each stage holds part of the gradients)");
+  if (pipelined(o)) sf::pipeline::make_schedule(sf::pipeline::schedule_kind(o.schedule), o.pp, o.micro_batches, 1);
   return p;
 }
 
@@ -127,8 +153,27 @@ sf::AutoParallelContext context_for(const Options& o) {
   if (o.mode == "auto") c.search_mode = "sharding_propagation";
   c.strategy_ckpt_save_file = o.strategies.save_strategy_file;
   c.strategy_ckpt_load_file = o.strategies.strategy_file;
+  if (pipelined(o)) {
+    // As examples/pipeline_parallel: every stage reads the whole batch and takes its rows.
+    c.gradients_mean = true;
+    c.dataset_strategy = "full_batch";
+    c.pipeline_stages = o.pp;
+    c.pipeline_scheduler = o.schedule;
+  }
   return c;
 }
+
+// The network with its loss, as every rank builds it.
+struct Network {
+  models::Gpt net;
+  std::optional<sf::nn::PipelineCell> cell;  // pipelined(o) only
+  Network(const Options& o, const models::GptParallel& p) : net(o.model) {
+    shard(net, o, p);
+    if (!pipelined(o)) return;
+    net.set_stages(o.pp);
+    cell.emplace(sf::nn::WithLossCell(net, std::make_shared<models::GptLoss>(net)), o.micro_batches);
+  }
+};
 
 std::vector<sf::Tensor> one_batch(const ds::Dataset& set) {
   ds::BatchIterator it = set.iterator();
@@ -204,9 +249,15 @@ int main(int argc, char** argv) {
     if (o.dry_run == 0) return ex::Next::kJoin;
     sf::set_auto_parallel_context(context_for(o));
     sf::set_seed(o.seed);
-    models::Gpt net(o.model);
-    shard(net, o, par);
+    Network n(o, par);
     const std::vector<sf::Tensor> b = one_batch(train_set);
+    if (n.cell) {
+      const sf::PipelinePlan plan = sf::plan_pipeline(*n.cell, {b[0].shape(), b[1].shape()},
+                                                      {b[0].dtype(), b[1].dtype()}, devices, context_for(o));
+      std::cout << plan.str(o.strategies.explain, "the model's layouts");
+      return ex::Next::kDone;
+    }
+    models::Gpt& net = n.net;
     const sf::NetworkPlan plan = sf::plan_network(
         net, [&net](sf::GraphBuilder& g, const std::vector<sf::Value>& in) { return net.loss(g, net(g, in[0]), in[1]); },
         {b[0].shape(), b[1].shape()}, {b[0].dtype(), b[1].dtype()}, devices);
@@ -218,19 +269,31 @@ int main(int argc, char** argv) {
     sf::set_seed(o.seed);
     sf::comm::run_ranks([&] {
       const int rank = sf::comm::get_rank();
-      models::Gpt net(o.model);
-      shard(net, o, par);
-      auto opt = std::make_shared<sf::nn::AdamW>(net.trainable_params(), o.lr, 0.9f, 0.999f, 1e-8f, o.weight_decay,
+      Network n(o, par);
+      models::Gpt& net = n.net;
+      // Under a pipeline each rank's optimizer steps the parameters of its own stages.
+      auto opt = std::make_shared<sf::nn::AdamW>(n.cell ? net.infer_param_pipeline_stage() : net.trainable_params(),
+                                                 o.lr, 0.9f, 0.999f, 1e-8f, o.weight_decay,
                                                  sf::nn::decay_except_vectors);
-      if (o.clip > 0) opt->set_max_grad_norm(o.clip);
-      sf::Model model(net, std::make_shared<models::GptLoss>(net), opt);
-      // Every rank's loss is the same global loss: rank 0 prints it, once per job.
+      if (o.clip > 0 && !n.cell) opt->set_max_grad_norm(o.clip);
+      std::optional<sf::Model> built;
+      if (n.cell)
+        built.emplace(*n.cell, opt);
+      else
+        built.emplace(net, std::make_shared<models::GptLoss>(net), opt);
+      sf::Model& model = *built;
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(example.common().print_every));
       const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
       model.train(example.common().epochs, train_set, callbacks, from);
       if (rank == 0 && o.strategies.explain && model.semi_auto_program() != nullptr)
         sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(), "the model's layouts"));
+      if (n.cell) {
+        // A rank holds only its stages' parameters: evaluating would need them gathered per stage.
+        if (rank == 0 && (o.valid_batches > 0 || !o.generate.empty()))
+          sf::write_line(std::cout, "validation and --generate are not run under a pipeline yet");
+        return;
+      }
       const std::vector<sf::Tensor> trained = sf::gather_parameters(net.get_parameters());
       if (rank == 0) evaluate(o, *corpus, trained);
     });

@@ -14,6 +14,10 @@ namespace {
 // (and every micro-batch of a pipeline).
 constexpr int64_t kToEnd = int64_t{1} << 40;
 
+Attrs seed_column_attrs() {
+  return {{"begin", std::vector<int64_t>{0, 0}}, {"end", std::vector<int64_t>{kToEnd, 1}}};
+}
+
 void positive(int64_t v, const char* field) {
   SF_ENFORCE(v >= 1, InvalidArgument, "gpt: {} must be at least 1, got {}", field, v);
 }
@@ -95,13 +99,16 @@ GptBlock::GptBlock(const GptConfig& c, int64_t index)
       fc2_(prim("fc2", "Linear")),
       fc2_bias_(prim("fc2_bias", "Add")),
       drop2_(prim("drop2", "Dropout", {{"p", double{c.dropout}}, {"salt", index * 8 + 2}})),
-      res2_(prim("res2", "Add")) {}
+      res2_(prim("res2", "Add")) {
+  seeds_ = {&prim("seed_col", "StridedSlice", seed_column_attrs()), &prim("seeds", "Reshape", {{"shape", Shape{-1}}})};
+}
 
-Value GptBlock::dropout(GraphBuilder& b, Primitive& drop, Value x) {
-  return training() && c_.dropout > 0.0f ? drop(b, {x, seeds_}) : x;
+Value GptBlock::dropout(GraphBuilder& b, Primitive& drop, Value x, Value seeds) {
+  return seeds.valid() ? drop(b, {x, seeds}) : x;
 }
 
 Value GptBlock::construct(GraphBuilder& b, Value x) {
+  const Value seeds = training() && c_.dropout > 0.0f ? seeds_(b, data_) : Value{};
   const Value a = ln1_(b, {x, param(b, ln1_gamma_), param(b, ln1_beta_)});
   auto heads = [&](Primitive& lin, Parameter& w, Primitive& bias, Parameter& bv, Primitive& split, Primitive& t) {
     return t(b, {split(b, {bias(b, {lin(b, {a, param(b, w)}), param(b, bv)})})});  // (batch, heads, seq, head dim)
@@ -112,11 +119,11 @@ Value GptBlock::construct(GraphBuilder& b, Value x) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c_.hidden / c_.heads));
   const Value s = mask_(b, {scale_(b, {scores_(b, {q, k}), b.fill({1}, scale)})});
   const Value ctx = merge_(b, {merge_t_(b, {context_(b, {softmax_(b, {s}), v})})});  // (batch, seq, hidden)
-  const Value attn = dropout(b, drop1_, proj_bias_(b, {proj_(b, {ctx, param(b, wo_)}), param(b, bo_)}));
+  const Value attn = dropout(b, drop1_, proj_bias_(b, {proj_(b, {ctx, param(b, wo_)}), param(b, bo_)}), seeds);
   const Value h = res1_(b, {x, attn});
   const Value m = ln2_(b, {h, param(b, ln2_gamma_), param(b, ln2_beta_)});
   const Value up = gelu_(b, {fc1_bias_(b, {fc1_(b, {m, param(b, w1_)}), param(b, b1_)})});
-  const Value down = dropout(b, drop2_, fc2_bias_(b, {fc2_(b, {up, param(b, w2_)}), param(b, b2_)}));
+  const Value down = dropout(b, drop2_, fc2_bias_(b, {fc2_(b, {up, param(b, w2_)}), param(b, b2_)}), seeds);
   return res2_(b, {h, down});
 }
 
@@ -149,78 +156,138 @@ void GptBlock::shard(const GptParallel& p) {
   for (Primitive* bias : {&proj_bias_, &fc2_bias_}) bias->shard({x, l("None")});
   for (Primitive* drop : {&drop1_, &drop2_}) drop->shard({x, l("dp")});
   for (Primitive* res : {&res1_, &res2_}) res->shard({x, x});
+  seeds_.shard(p.dp, p.tp);
 }
 
-Gpt::Gpt(const GptConfig& c)
-    : c_((c.check(), c)),
+void GptSeeds::shard(int64_t dp, int64_t tp) const {
+  const Layout l({dp, tp}, {"dp", "tp"});
+  column->shard({l("dp", "None")});
+  flat->shard({l("dp", "None")});
+}
+
+GptEmbedding::GptEmbedding(const GptConfig& c)
+    : c_(c),
       wte_(register_parameter("wte", {c.padded_vocab(), c.hidden}, "normal")),
       wpe_(register_parameter("wpe", {c.seq, c.hidden}, "normal")),
-      lnf_gamma_(register_parameter("lnf_gamma", {c.hidden}, "ones")),
-      lnf_beta_(register_parameter("lnf_beta", {c.hidden}, "zeros")),
-      seed_col_(register_primitive("seed_col", "StridedSlice",
-                                   {{"begin", std::vector<int64_t>{0, 0}}, {"end", std::vector<int64_t>{kToEnd, 1}}})),
-      seeds_(register_primitive("seeds", "Reshape", {{"shape", Shape{-1}}})),
       ids_(register_primitive("ids", "StridedSlice", {{"begin", std::vector<int64_t>{0, 1}},
                                                       {"end", std::vector<int64_t>{kToEnd, c.seq + 1}}})),
       embed_(register_primitive("embed", "EmbeddingLookup")),
       pos_(register_primitive("pos", "Add")),
-      drop0_(register_primitive("drop0", "Dropout", {{"p", double{c.dropout}}, {"salt", int64_t{0}}})),
-      lnf_(register_primitive("lnf", "LayerNorm")),
-      head_(register_primitive("head", "Linear")),
-      flat_logits_(register_primitive("flat_logits", "Reshape", {{"shape", Shape{-1, c.padded_vocab()}}})),
-      flat_labels_(register_primitive("flat_labels", "Reshape", {{"shape", Shape{-1}}})),
-      xent_(register_primitive("xent", "SoftmaxCrossEntropy", {{"classes", c.vocab}})) {
-  for (int64_t i = 0; i < c.layers; ++i)
-    blocks_.push_back(register_cell(fmt::format("block{}", i), std::make_shared<GptBlock>(c, i)));
+      drop0_(register_primitive("drop0", "Dropout", {{"p", double{c.dropout}}, {"salt", int64_t{0}}})) {
+  seeds_ = {&register_primitive("seed_col", "StridedSlice", seed_column_attrs()),
+            &register_primitive("seeds", "Reshape", {{"shape", Shape{-1}}})};
 }
 
-Value Gpt::construct(GraphBuilder& b, Value data) {
+Value GptEmbedding::construct(GraphBuilder& b, Value data) {
   const Shape& in = b.shape(data);
   SF_ENFORCE(in.size() == 2 && in[1] == c_.seq + 1, ShapeError,
              "gpt: the input must be (batch, seq + 1) = (batch, {}): a dropout seed, then {} token ids; got {}",
              c_.seq + 1, c_.seq, fmt::join(in, "x"));
-  const bool drops = training() && c_.dropout > 0.0f;
-  const Value seeds = drops ? seeds_(b, {seed_col_(b, {data})}) : Value{};
   Value x = embed_(b, {param(b, wte_), ids_(b, {data})});  // (batch, seq, hidden)
   x = pos_(b, {x, param(b, wpe_)});
-  if (drops) x = drop0_(b, {x, seeds});
-  for (const auto& block : blocks_) {
-    block->seeds_ = seeds;
-    x = (*block)(b, x);
-  }
-  x = lnf_(b, {x, param(b, lnf_gamma_), param(b, lnf_beta_)});
-  return head_(b, {x, param(b, wte_)});  // tied: logits = x wte^T
+  return training() && c_.dropout > 0.0f ? drop0_(b, {x, seeds_(b, data)}) : x;
 }
 
-Value Gpt::loss(GraphBuilder& b, Value logits, Value labels) {
-  return xent_(b, {flat_logits_(b, {logits}), flat_labels_(b, {labels})});
-}
-
-void Gpt::shard(const GptParallel& p) {
-  p.check(c_);
+void GptEmbedding::shard(const GptParallel& p) {
   const Layout l({p.dp, p.tp}, {"dp", "tp"});
   const char* s = p.sp ? "tp" : "None";
   const TensorLayout x = l("dp", s, "None");
-  seed_col_.shard({l("dp", "None")});
-  seeds_.shard({l("dp", "None")});
+  seeds_.shard(p.dp, p.tp);
   ids_.shard({l("dp", "None")});
   // Vocabulary-parallel: each rank looks up its rows; the partial sums are AllReduced, or
   // ReduceScattered onto the sequence under sp.
   embed_.shard({l("tp", "None"), l("dp", "None")}, {x});
   pos_.shard({x, l(s, "None")});
   drop0_.shard({x, l("dp")});
-  for (const auto& block : blocks_) block->shard(p);
-  lnf_.shard({x, l("None"), l("None")});
+}
+
+GptHead::GptHead(const GptConfig& c, Parameter wte)
+    : wte_(std::move(wte)),
+      lnf_gamma_(register_parameter("lnf_gamma", {c.hidden}, "ones")),
+      lnf_beta_(register_parameter("lnf_beta", {c.hidden}, "zeros")),
+      lnf_(register_primitive("lnf", "LayerNorm")),
+      head_(register_primitive("head", "Linear")) {}
+
+Value GptHead::construct(GraphBuilder& b, Value x) {
+  x = lnf_(b, {x, param(b, lnf_gamma_), param(b, lnf_beta_)});
+  return head_(b, {x, param(b, wte_)});  // tied: logits = x wte^T
+}
+
+void GptHead::shard(const GptParallel& p) {
+  const Layout l({p.dp, p.tp}, {"dp", "tp"});
+  lnf_.shard({l("dp", p.sp ? "tp" : "None", "None"), l("None"), l("None")});
   head_.shard({l("dp", "None", "None"), l("tp", "None")});  // logits split on the vocabulary
+}
+
+GptLossHead::GptLossHead(const GptConfig& c)
+    : flat_logits_(register_primitive("flat_logits", "Reshape", {{"shape", Shape{-1, c.padded_vocab()}}})),
+      flat_labels_(register_primitive("flat_labels", "Reshape", {{"shape", Shape{-1}}})),
+      xent_(register_primitive("xent", "SoftmaxCrossEntropy", {{"classes", c.vocab}})) {}
+
+Value GptLossHead::construct(GraphBuilder& b, Value logits) {
+  return xent_(b, {flat_logits_(b, {logits}), flat_labels_(b, {labels_})});
+}
+
+void GptLossHead::shard(const GptParallel& p) {
+  const Layout l({p.dp, p.tp}, {"dp", "tp"});
   flat_logits_.shard({l("dp", "None", "tp")});
   flat_labels_.shard({l("dp", "None")});
   xent_.shard({l("dp", "tp"), l("dp")});  // max and sum reduced across the vocabulary shards
 }
 
+Gpt::Gpt(const GptConfig& c) : c_((c.check(), c)) {
+  embedding_ = register_cell("embedding", std::make_shared<GptEmbedding>(c));
+  for (int64_t i = 0; i < c.layers; ++i)
+    blocks_.push_back(register_cell(fmt::format("block{}", i), std::make_shared<GptBlock>(c, i)));
+  head_ = register_cell("head", std::make_shared<GptHead>(c, embedding_->wte()));
+  loss_ = register_cell("loss", std::make_shared<GptLossHead>(c));
+}
+
+Value Gpt::construct(GraphBuilder& b, Value data) {
+  Value x = (*embedding_)(b, data);
+  for (const auto& block : blocks_) {
+    block->data_ = data;
+    x = (*block)(b, x);
+  }
+  return (*head_)(b, x);
+}
+
+Value Gpt::loss(GraphBuilder& b, Value logits, Value labels) {
+  loss_->labels_ = labels;
+  return (*loss_)(b, logits);
+}
+
+void Gpt::shard(const GptParallel& p) {
+  p.check(c_);
+  embedding_->shard(p);
+  for (const auto& block : blocks_) block->shard(p);
+  head_->shard(p);
+  loss_->shard(p);
+}
+
 void Gpt::shard_inputs(int64_t dp) {
   positive(dp, "dp");
-  seed_col_.shard({{dp, 1}});
-  ids_.shard({{dp, 1}});
+  embedding_->ids_.shard({{dp, 1}});
+  embedding_->seeds_.column->shard({{dp, 1}});
+  for (const auto& block : blocks_) block->seeds_.column->shard({{dp, 1}});
+}
+
+void Gpt::set_stages(int stages) {
+  const int64_t cells = c_.layers + 2;
+  SF_ENFORCE(stages >= 1 && stages <= cells, InvalidArgument,
+             "gpt: {} pipeline stages for {} layers: each stage needs a cell of its own (the embedding, a block or "
+             "the head), so at most layers + 2 = {}",
+             stages, c_.layers, cells);
+  embedding_->set_pipeline_stage(0);
+  head_->set_pipeline_stage(stages - 1);
+  loss_->set_pipeline_stage(stages - 1);
+  if (stages > 1) embedding_->wte().add_pipeline_stage(stages - 1);
+  // The blocks over the stages, the embedding's and head's stages counting one cell each.
+  const int64_t per = cells / stages, extra = cells % stages;
+  int64_t cell = 0;
+  for (int s = 0; s < stages; ++s)
+    for (int64_t k = 0; k < per + (s < extra ? 1 : 0); ++k, ++cell)
+      if (cell >= 1 && cell <= c_.layers) blocks_[static_cast<size_t>(cell - 1)]->set_pipeline_stage(s);
 }
 
 }  // namespace sf::models
