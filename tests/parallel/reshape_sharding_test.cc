@@ -338,9 +338,9 @@ TEST(ReshapeShardingSemiAuto, TensorParallelAttentionEqualsOneDeviceWithoutGathe
     }
   }
 
-  // The local forward: the heads stay split (a local head reshape gives 8 / 4 heads of the
-  // rank's 4 / 2 rows), and no redistribution precedes a Reshape: its input is taken as the
-  // MatMul or Transpose before it left it.
+  // The local forward: the heads stay split (a local head reshape gives the rank's half of the
+  // batch and quarter of the heads), and no redistribution precedes a Reshape: each takes its
+  // input as the op before it left it.
   ASSERT_EQ(got.reshapes.size(), 6u) << got.sharding;  // rows, 3 head splits, merge, unrows
   int allreduces = 0, head_reshapes = 0;
   for (const Node& n : got.forward) {
