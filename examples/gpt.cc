@@ -13,9 +13,13 @@
 // lines are the 1-device lines (within float rounding), which the tests check. --dp defaults to
 // devices / tp. --mode auto annotates only the inputs and lets the strategy search choose the
 // rest (--explain prints what it chose). After training, rank 0 prints the validation loss over
-// --valid-batches batches of held-out cookies and, with --generate, greedy continuations.
+// --valid-batches batches of held-out cookies and, with --generate, greedy continuations; under a
+// pipeline it reads the trained parameters back from a checkpoint of the end of training
+// (--checkpoint-dir, else --log-dir/final_checkpoint), since each rank holds only its stages.
+// (Without a pipeline they are gathered from the ranks.)
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -25,6 +29,8 @@
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/models/gpt.h>
 #include <shardflow/shardflow.h>
+#include <shardflow/train/checkpoint/reader.h>
+#include <shardflow/train/checkpoint_dir_callback.h>
 #include <shardflow/train/network_plan.h>
 
 namespace {
@@ -182,6 +188,8 @@ std::vector<sf::Tensor> one_batch(const ds::Dataset& set) {
   return *b;
 }
 
+bool evaluates(const Options& o) { return o.valid_batches > 0 || !o.generate.empty(); }
+
 // Rank 0, after training, on the gathered parameters: the validation loss, then the samples.
 void evaluate(const Options& o, const ds::TextCorpus& corpus, const std::vector<sf::Tensor>& trained) {
   models::Gpt net(o.model);
@@ -285,16 +293,32 @@ int main(int argc, char** argv) {
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(example.common().print_every));
       const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
+      // Under a pipeline the evaluation reads the trained parameters from a checkpoint of the end
+      // of training: --checkpoint-dir's, else one in --log-dir.
+      const std::string final_dir = example.common().checkpoint_dir.empty()
+                                        ? example.common().log_dir + "/final_checkpoint"
+                                        : example.common().checkpoint_dir;
+      if (n.cell && evaluates(o) && example.common().checkpoint_dir.empty()) {
+        // The previous run's: a step is saved once. Removed before the first step, which every
+        // rank must reach before any saves.
+        if (rank == 0) std::filesystem::remove_all(final_dir);
+        callbacks.push_back(std::make_shared<sf::CheckpointDir>(final_dir, 0, 1, false));
+      }
       model.train(example.common().epochs, train_set, callbacks, from);
       if (rank == 0 && o.strategies.explain && model.semi_auto_program() != nullptr)
         sf::write_line(std::cout, ex::explain(*model.semi_auto_program(), net.strategies(), "the model's layouts"));
+      if (!evaluates(o)) return;
+      std::vector<sf::Tensor> trained;
       if (n.cell) {
-        // A rank holds only its stages' parameters: evaluating would need them gathered per stage.
-        if (rank == 0 && (o.valid_batches > 0 || !o.generate.empty()))
-          sf::write_line(std::cout, "validation and --generate are not run under a pipeline yet");
-        return;
+        // A rank holds only its stages' parameters: rank 0 reads them whole from the checkpoint
+        // every rank has just saved (committed when train returns).
+        if (rank == 0) {
+          sf::ckpt::CheckpointReader ckpt(final_dir);
+          for (const sf::Parameter& p : net.get_parameters()) trained.push_back(ckpt.read_whole(p.name()));
+        }
+      } else {
+        trained = sf::gather_parameters(net.get_parameters());
       }
-      const std::vector<sf::Tensor> trained = sf::gather_parameters(net.get_parameters());
       if (rank == 0) evaluate(o, *corpus, trained);
     });
   };

@@ -5,6 +5,8 @@
 #   -DLOG_DIR=dir           optional: removed first; then dir/1/rank.R/stdout must exist for
 #                           R < RANKS and match LOG_REGEX; with SAME_LOGS=1 all must be identical
 #   -DRANKS=n -DLOG_REGEX=... -DSAME_LOGS=0|1
+#   A "validation loss: X" line of the 1-device run must be in the parallel run's output too,
+#   within 0.0002.
 #   -DSAME_LOSSES=millionths optional: every "loss is X" line of the parallel run (rank 0's log
 #                           with LOG_DIR, else its output) is within this many millionths of the
 #                           1-device run's, as many lines of each; then the test accuracy is
@@ -82,6 +84,23 @@ if(REF AND (m OR NOT SAME_LOSSES))
     endif()
     message(STATUS "parallel test accuracy ${acc}, 1 device 0.${ref}")
   endforeach()
+endif()
+# A "validation loss: X.XXXX" line of the 1-device run (examples/gpt) must be printed by the
+# parallel run too, within 2 in the last printed decimal.
+string(REGEX MATCH "validation loss: ([0-9]+\\.[0-9]+)" m "${ref_out}")
+if(REF AND m)
+  set(ref_valid ${CMAKE_MATCH_1})
+  string(REGEX MATCH "validation loss: ([0-9]+\\.[0-9]+)" m "${par_out}")
+  if(NOT m)
+    message(FATAL_ERROR "the parallel run printed no validation loss (the 1-device run: ${ref_valid})")
+  endif()
+  millionths(pv ${CMAKE_MATCH_1})
+  millionths(rv ${ref_valid})
+  math(EXPR diff "${pv} - ${rv}")
+  if(diff GREATER 200 OR diff LESS -200)
+    message(FATAL_ERROR "the parallel run's validation loss ${CMAKE_MATCH_1} is not the 1-device run's ${ref_valid}")
+  endif()
+  message(STATUS "validation loss ${CMAKE_MATCH_1}, 1 device ${ref_valid}")
 endif()
 if(LOG_DIR)
   math(EXPR last "${RANKS} - 1")
