@@ -61,7 +61,7 @@ std::vector<Case> cases() {
       make_case<C>("cross_entropy_batch_split", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{8, 1}, {8}}}); }),
       make_case<C>("cross_entropy_class_split_reduced", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{2, 4}, {2}}}); }),
       make_case<C>("cross_entropy_replicated", [](C& n) { n.shard("loss/SoftmaxCrossEntropy", {{{1, 1}, {1}}}); }),
-      make_case<C>("flatten_split_inner_dims_gathered", [](C& n) { n.flatten.shard({{2, 2, 2}}); }),
+      make_case<C>("flatten_split_inner_dims", [](C& n) { n.flatten.shard({{2, 2, 2}}); }),
       make_case<C>("mixed_layouts_and_tuples_everywhere",
                    [](C& n) {
                      n.matmul1.shard({kMesh("mp", {"sp", "dp"}), kMesh({"sp", "dp"}, "None")});
@@ -84,7 +84,7 @@ std::vector<Case> cases() {
       make_case<T>("transpose_a_reduce_scatter", [](T& n) { n.matmul_ta.shard({{8, 1}, {8, 1}}, {{8, 1}}); }),
       make_case<T>("mse_loss_split_both_dims", [](T& n) { n.shard("loss/MSELoss", {{{2, 4}, {2, 4}}}); }),
       make_case<R>("reshape_default", [](R&) {}),
-      make_case<R>("reshape_of_a_column_split_gathered",
+      make_case<R>("reshape_of_a_column_split",
                    [](R& n) {
                      n.matmul1.shard({{2, 1}, {1, 4}});
                      n.reshape.shard({{2, 4}});
