@@ -17,8 +17,9 @@
 // than its tolerance for several steps, while the gradient is off by O(1) at once.
 //
 // The synthetic data mirror examples/gpt.cc's: column 0 of `data` is the sample's dropout seed,
-// then token ids below the real vocabulary; the table is padded (vocab 21 -> 24 rows) so that
-// the padding rows and the loss's `classes` are exercised, and dropout is on (0.1).
+// then token ids below the real vocabulary; the table is padded (vocab 23 -> 24 rows; no
+// tensor-parallel degree divides 23) so that the padding rows and the loss's `classes` are
+// exercised, and dropout is on (0.1).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,7 +56,7 @@ constexpr int64_t kBatch = 4;  // global; dp 2 splits it
 // of the matrix splits them; head dim 2 keeps the attention cheap.
 GptConfig gradient_config() {
   GptConfig c;
-  c.vocab = 21;
+  c.vocab = 23;
   c.vocab_multiple = 24;
   c.layers = 2;
   c.hidden = 48;
@@ -69,7 +70,7 @@ GptConfig gradient_config() {
 // split 4 ways on heads, sequence and the padded vocabulary.
 GptConfig long_run_config() {
   GptConfig c;
-  c.vocab = 21;
+  c.vocab = 23;
   c.vocab_multiple = 24;
   c.layers = 1;
   c.hidden = 16;
