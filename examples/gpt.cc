@@ -59,6 +59,7 @@ struct Options {
   int64_t valid_batches = 4;
   std::string generate;
   int64_t generate_tokens = 120;
+  std::string save_graphs;  // --save-graphs DIR: each rank's parallel IR
   ex::StrategyOptions strategies;
 };
 
@@ -112,6 +113,7 @@ void add_model_options(CLI::App& app, Options& o) {
   app.add_option("--valid-batches", o.valid_batches, "validation batches evaluated after training (0: none)");
   app.add_option("--generate", o.generate, "after training, greedily continue this prompt");
   app.add_option("--generate-tokens", o.generate_tokens, "characters --generate adds")->check(sf::cli::kPositive);
+  app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR to DIR/rank_<r>/");
   ex::add_strategy_options(app, o.strategies);
 }
 
@@ -159,6 +161,9 @@ sf::AutoParallelContext context_for(const Options& o) {
   if (o.mode == "auto") c.search_mode = "sharding_propagation";
   c.strategy_ckpt_save_file = o.strategies.save_strategy_file;
   c.strategy_ckpt_load_file = o.strategies.strategy_file;
+  // A pipeline writes its stages' IR itself (train/save_graphs.h); Model's callback does the rest.
+  c.save_graphs = pipelined(o) && !o.save_graphs.empty();
+  if (c.save_graphs) c.save_graphs_path = o.save_graphs;
   if (pipelined(o)) {
     // As examples/pipeline_parallel: every stage reads the whole batch and takes its rows.
     c.gradients_mean = true;
@@ -292,6 +297,7 @@ int main(int argc, char** argv) {
       sf::Model& model = *built;
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(example.common().print_every));
+      if (!o.save_graphs.empty() && !n.cell) callbacks.push_back(std::make_shared<sf::SaveGraphs>(model, o.save_graphs));
       const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
       // Under a pipeline the evaluation reads the trained parameters from a checkpoint of the end
       // of training: --checkpoint-dir's, else one in --log-dir.
