@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <shardflow/core/brief.h>
+#include <shardflow/core/memory_meter.h>
 
 namespace sf {
 
@@ -19,7 +20,20 @@ Tensor::Tensor(Shape shape, DType dtype) : Tensor(std::move(shape), dtype, true)
 Tensor::Tensor(Shape shape, DType dtype, bool zeroed) : shape_(std::move(shape)), dtype_(dtype) {
   for (int64_t d : shape_) SF_ENFORCE(d >= 0, ShapeError, "tensor shape {} has a negative dim", brief_shape(shape_));
   numel_ = sf::numel(shape_);
-  storage_ = std::make_shared<Storage>(nbytes(), zeroed);
+  const std::shared_ptr<MemoryMeter>& meter = current_memory_meter();
+  if (!meter) {
+    storage_ = std::make_shared<Storage>(nbytes(), zeroed);
+    return;
+  }
+  // Charged to the thread's meter (core/memory_meter.h); the deleter holds the meter, so the
+  // bytes are released from it whenever and wherever the last tensor sharing them goes.
+  const size_t n = nbytes();
+  auto owned = std::make_unique<Storage>(n, zeroed);
+  meter->charge(n);
+  storage_ = std::shared_ptr<Storage>(owned.release(), [meter = meter, n](Storage* s) {
+    delete s;
+    meter->release(n);
+  });
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype) { return Tensor(std::move(shape), dtype, false); }
