@@ -11,6 +11,7 @@
 #include <shardflow/core/tensor.h>
 #include <shardflow/data/dataset.h>
 #include <shardflow/data/text_corpus.h>
+#include <shardflow/models/gpt.h>
 #include <shardflow/ops/autodiff.h>
 #include <shardflow/ops/builder.h>
 #include <shardflow/ops/collective_builder.h>
