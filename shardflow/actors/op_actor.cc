@@ -76,6 +76,7 @@ void act(caf::stateful_actor<OpActorState>* self) {
     }
     try {
       if (n.def->inplace_input >= 0) st.regs[r] = st.inputs[n.def->inplace_input];
+      const MemoryMeterScope metered(spec.meter);
       n.def->forward(n, st.inputs, st.regs[r]);
     } catch (...) {
       shared.fail(current_error_with_context(node_label(n)));
@@ -95,6 +96,7 @@ caf::behavior op_actor(caf::stateful_actor<OpActorState>* self, OpActorSpec spec
   // An in-place op's output is its input tensor: its registers only count readers.
   // A collective's result is a fresh tensor from comm: its registers only count readers too.
   const bool no_buffer = st.spec.node->def->inplace_input >= 0 || st.spec.collective;
+  const MemoryMeterScope metered(st.spec.meter);
   for (int r = 0; r < st.spec.registers; ++r) st.regs.push_back(no_buffer ? Tensor() : allocate_output(*st.spec.node));
   st.readers.assign(st.spec.registers, 0);
   return {

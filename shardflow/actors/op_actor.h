@@ -15,6 +15,7 @@
 
 #include <shardflow/actors/messages.h>
 #include <shardflow/actors/step_state.h>
+#include <shardflow/core/memory_meter.h>
 #include <shardflow/ops/graph.h>
 
 namespace sf {
@@ -37,6 +38,8 @@ struct OpActorSpec {
   // A collective node: its group's collective actor and its place in the group's program order.
   caf::actor collective;
   int32_t collective_index = -1;
+  // Charged with the registers and every kernel call's allocations, when set (actors/node_meters.h).
+  std::shared_ptr<MemoryMeter> meter;
 };
 
 struct OpActorState {

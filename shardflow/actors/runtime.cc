@@ -8,6 +8,7 @@
 #include <map>
 
 #include <shardflow/actors/collective_actor.h>
+#include <shardflow/actors/node_meters.h>
 #include <shardflow/actors/op_actor.h>
 #include <shardflow/core/error.h>
 #include <shardflow/ops/blas.h>
@@ -143,6 +144,7 @@ Runtime::Runtime(const Graph& g, std::vector<int> fetches, RuntimeOptions opts) 
     spec.fetch_indices = fetch_slots[n.id];
     spec.collective = collective_of[n.id];
     spec.collective_index = collective_index[n.id];
+    spec.meter = node_meter(n);
     for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
       const Node& in = g.node(n.inputs[k]);
       spec.queue_of_slot.push_back(in.op == "Parameter" ? -1 : spec.queues++);
