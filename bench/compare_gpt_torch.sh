@@ -12,6 +12,8 @@
 # OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE and torch.set_num_threads(2)
 # (bench/compare_pytorch.sh's setting), shardflow with --threads 2 (actor workers, the batch cut
 # into one row block per thread; OpenBLAS single-threaded per call).
+# The last column lists each back-to-back pair's own ratio: on a machine shared with other work
+# the load moves between pairs, and a pair's two runs see about the same load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}
@@ -42,7 +44,7 @@ echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $(nproc) cores; load $(cut 
 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$build/bench/gpt_tokens" "${extra[@]}" --steps "$steps" --threads 1 \
   --dump "$work/dump" > /dev/null
 worst=0
-declare -A torch_med ours_med
+declare -A torch_med ours_med pairs
 for t in 1 2; do
   torch_env=(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t)
   [ "$t" -gt 1 ] && torch_env+=(OMP_WAIT_POLICY=PASSIVE)
@@ -54,6 +56,8 @@ for t in 1 2; do
     read -r diff count < <(loss_diff "$work/ours.$t.$r" "$work/torch.$t.$r")
     echo "threads $t rep $r: $count steps, max relative loss difference $diff;" \
       "PyTorch $(rate "$work/torch.$t.$r") tokens/s, shardflow $(rate "$work/ours.$t.$r") tokens/s"
+    pairs[$t]+="$(awk -v s="$(rate "$work/ours.$t.$r")" -v p="$(rate "$work/torch.$t.$r")" \
+      'BEGIN {printf "%.2f ", s / p}')"
     worst=$(awk -v a="$worst" -v b="$diff" 'BEGIN {print (b > a ? b : a)}')
   done
   torch_med[$t]=$(for r in $(seq "$reps"); do rate "$work/torch.$t.$r"; done | median)
@@ -62,11 +66,11 @@ done
 echo
 echo "max relative loss difference over every step of every run: $worst (limit 1e-4)"
 echo
-echo "| threads | PyTorch tokens/s | shardflow tokens/s | ratio |"
-echo "|---|---|---|---|"
+echo "| threads | PyTorch tokens/s | shardflow tokens/s | ratio | ratio of each pair |"
+echo "|---|---|---|---|---|"
 for t in 1 2; do
   ratio=$(awk -v s="${ours_med[$t]}" -v p="${torch_med[$t]}" 'BEGIN {printf "%.2fx", s / p}')
-  echo "| $t | ${torch_med[$t]} | ${ours_med[$t]} | $ratio |"
+  echo "| $t | ${torch_med[$t]} | ${ours_med[$t]} | $ratio | ${pairs[$t]% } |"
 done
 if awk -v w="$worst" 'BEGIN {exit !(w > 1e-4)}'; then
   echo "FAIL: the losses differ by $worst relative (> 1e-4): the two sides do not compute the same model" >&2
