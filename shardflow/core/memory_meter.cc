@@ -14,6 +14,14 @@ const std::shared_ptr<MemoryMeter> kNone;
 }  // namespace
 
 void MemoryMeter::charge(size_t bytes) {
+  for (MemoryMeter* m = this; m != nullptr; m = m->parent_.get()) m->add(bytes);
+}
+
+void MemoryMeter::release(size_t bytes) {
+  for (MemoryMeter* m = this; m != nullptr; m = m->parent_.get()) m->remove(bytes);
+}
+
+void MemoryMeter::add(size_t bytes) {
   allocations_.fetch_add(1, std::memory_order_relaxed);
   const size_t live = live_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   // Each charge sees the live total its own addition made, so the largest of them is the peak
@@ -23,7 +31,7 @@ void MemoryMeter::charge(size_t bytes) {
   }
 }
 
-void MemoryMeter::release(size_t bytes) {
+void MemoryMeter::remove(size_t bytes) {
   frees_.fetch_add(1, std::memory_order_relaxed);
   live_.fetch_sub(bytes, std::memory_order_relaxed);
 }

@@ -9,7 +9,8 @@
 ///
 /// What is charged: the bytes the tensor asked for (Tensor::nbytes()), not the storage cache's
 /// size class (core/storage_cache.h), so that the count is the same whatever the cache does.
-/// Views and copies of a Tensor share its storage and cost nothing.
+/// Views and copies of a Tensor share its storage and cost nothing. A meter may have a parent
+/// that is charged with it, to measure parts (one op's bytes) and their whole (a region's) at once.
 ///
 /// Why thread-scoped: the actor runtime runs an op's kernel on a worker thread it picks per
 /// firing, so it makes the op's meter current around the kernel (actors/node_meters.h); a
@@ -33,6 +34,10 @@ class MemoryMeter {
  public:
   /// A meter with nothing charged.
   MemoryMeter() = default;
+  /// A meter with nothing charged whose charges and releases also go to `parent` (and its
+  /// parents): a parent's peak is the peak of its children's sum, which the children's own peaks
+  /// cannot give when they peak at different times.
+  explicit MemoryMeter(std::shared_ptr<MemoryMeter> parent) : parent_(std::move(parent)) {}
   MemoryMeter(const MemoryMeter&) = delete;
   MemoryMeter& operator=(const MemoryMeter&) = delete;
 
@@ -47,12 +52,19 @@ class MemoryMeter {
   /// Sets the peak to the live bytes now, to measure the peak of a later phase on its own.
   void reset_peak();
 
-  /// Records an allocation of `bytes` (Tensor's storage calls it; any other allocator may too).
+  /// Records an allocation of `bytes` here and in every parent (Tensor's storage calls it; any
+  /// other allocator may too).
   void charge(size_t bytes);
-  /// Records that `bytes` charged earlier were freed.
+  /// Records that `bytes` charged earlier were freed, here and in every parent.
   void release(size_t bytes);
+  /// The meter this one passes its charges on to, or null.
+  const std::shared_ptr<MemoryMeter>& parent() const { return parent_; }
 
  private:
+  void add(size_t bytes);
+  void remove(size_t bytes);
+
+  const std::shared_ptr<MemoryMeter> parent_;
   std::atomic<size_t> live_{0};
   std::atomic<size_t> peak_{0};
   std::atomic<int64_t> allocations_{0};

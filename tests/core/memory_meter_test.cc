@@ -54,6 +54,30 @@ TEST(MemoryMeter, KeepsThePeakAfterFrees) {
   EXPECT_EQ(meter->peak_bytes(), 512u);
 }
 
+TEST(MemoryMeter, AParentPeaksAtItsChildrensSumNotTheSumOfTheirPeaks) {
+  auto region = std::make_shared<MemoryMeter>();
+  auto a = std::make_shared<MemoryMeter>(region), b = std::make_shared<MemoryMeter>(region);
+  auto leaf = std::make_shared<MemoryMeter>(a);  // two levels up to the region
+  EXPECT_EQ(leaf->parent(), a);
+  {
+    MemoryMeterScope scope(a);
+    Tensor t({25});  // 100 bytes, freed before b allocates
+  }
+  MemoryMeterScope scope(b);
+  Tensor u({10});
+  {
+    MemoryMeterScope inner(leaf);
+    Tensor v({5});
+    EXPECT_EQ(a->live_bytes(), 20u);
+  }
+  EXPECT_EQ(a->peak_bytes(), 100u);
+  EXPECT_EQ(b->peak_bytes(), 40u);
+  EXPECT_EQ(region->peak_bytes(), 100u);  // 100 and 40 were never live together
+  EXPECT_EQ(region->live_bytes(), 40u);
+  EXPECT_EQ(region->allocations(), 3);
+  EXPECT_EQ(region->frees(), 2);
+}
+
 TEST(MemoryMeter, NestedScopesChargeTheInnerMeterAndRestoreTheOuter) {
   auto outer = std::make_shared<MemoryMeter>(), inner = std::make_shared<MemoryMeter>();
   MemoryMeterScope a(outer);
