@@ -38,14 +38,13 @@ void MemoryMeter::remove(size_t bytes) {
 
 void MemoryMeter::reset_peak() { peak_.store(live_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
-MemoryMeterScope::MemoryMeterScope(std::shared_ptr<MemoryMeter> meter) : meter_(std::move(meter)), previous_(t_current) {
+MemoryMeterScope::MemoryMeterScope(std::shared_ptr<MemoryMeter> meter)
+    : meter_(std::move(meter)), previous_(t_current) {
   t_current = meter_ ? &meter_ : nullptr;
 }
 
 MemoryMeterScope::~MemoryMeterScope() { t_current = previous_; }
 
-const std::shared_ptr<MemoryMeter>& current_memory_meter() {
-  return t_current ? *t_current : kNone;
-}
+const std::shared_ptr<MemoryMeter>& current_memory_meter() { return t_current ? *t_current : kNone; }
 
 }  // namespace sf
