@@ -9,9 +9,14 @@
 // The gradient takes x rather than y: y' cannot be recovered from y alone (GeLU is not
 // monotonic below about -0.75), and x is alive anyway as the forward's input.
 //
-// Both are flat loops over contiguous memory: one call of tanhf / erff per element, computed
-// in float like the rest of the step (the double versions cost 2x and change nothing at f32).
+// Both are flat loops over contiguous memory, computed in float like the rest of the step. The
+// tanh is tanh_f32 below rather than glibc's tanhf: tanhf is a scalar call per element (through
+// expm1f) that cost 5x the GeLU's own arithmetic and a third of a GPT step's time; tanh_f32 is
+// branch-free arithmetic the compiler vectorises, within 2 float ulps of tanhf (tested). The
+// exact form keeps erff (one call; it is not the transformer's default).
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include <shardflow/core/brief.h>
@@ -27,6 +32,35 @@ constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2 / pi)
 constexpr float kCubic = 0.044715f;
 constexpr float kInvSqrt2 = 0.7071067811865476f;    // 1 / sqrt(2)
 constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
+
+// e^x for x in [0, 40], branch-free: x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor
+// polynomial to degree 7 (truncation below 6e-9 relative), 2^n put in the exponent bits. ln2 is
+// split in two (a high part exact in few bits) so that n ln2 loses nothing for n <= 58.
+inline float exp_small_range(float x) {
+  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+  const float n = (x * kLog2e + kRound) - kRound;
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  const float p =
+      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r / 5040))))));
+  return p * std::bit_cast<float>(static_cast<int32_t>((static_cast<int32_t>(n) + 127) << 23));
+}
+
+// tanh(u) in float: below |u| = 0.625 its odd Taylor series to u^19 (the next term is under
+// 1e-8 relative there); above, 1 - 2 / (e^{2|u|} + 1), which has no cancellation once e^{2|u|}
+// >= 3.5, with the sign put back. |u| is capped at 20, where tanh is 1 in float. Both sides are
+// computed and one is selected, so a loop of these has no branch.
+inline float tanh_f32(float u) {
+  const float a = std::fabs(u);
+  const float e = exp_small_range(2.0f * std::fmin(a, 20.0f));
+  const float big = std::copysign(1.0f - 2.0f / (e + 1.0f), u);
+  const float z = u * u;
+  const float series =
+      u * (1.0f + z * (-1.0f / 3 + z * (2.0f / 15 + z * (-17.0f / 315 + z * (62.0f / 2835 + z * (-1382.0f / 155925 +
+           z * (21844.0f / 6081075 + z * (-929569.0f / 638512875 + z * (6404582.0f / 10854718875.0f +
+           z * (-443861162.0f / 1856156927625.0f))))))))));
+  return a < 0.625f ? series : big;
+}
 
 // True for "tanh" (or no attribute), false for "none"; anything else is refused, naming the node.
 bool uses_tanh(const Node& n) {
@@ -50,7 +84,7 @@ void forward_gelu(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
   if (uses_tanh(n)) {
     for (int64_t i = 0; i < len; ++i) {
       const float v = x[i];
-      o[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v)));
+      o[i] = 0.5f * v * (1.0f + tanh_f32(kSqrt2OverPi * (v + kCubic * v * v * v)));
     }
   } else {
     for (int64_t i = 0; i < len; ++i) {
@@ -78,7 +112,7 @@ void forward_gelu_grad(const Node& n, const std::vector<Tensor>& in, Tensor& out
   if (uses_tanh(n)) {
     for (int64_t i = 0; i < len; ++i) {
       const float v = x[i];
-      const float t = std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v));
+      const float t = tanh_f32(kSqrt2OverPi * (v + kCubic * v * v * v));
       const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * v * v);
       o[i] = g[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
     }
