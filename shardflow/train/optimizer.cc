@@ -190,12 +190,17 @@ void AdamW::update(size_t i, Tensor& param, const Tensor& grad) {
   const auto root_correction = static_cast<float>(std::sqrt(1 - std::pow(beta2_, t)));
   // 1 - lr * wd in double, rounded once, as PyTorch's param.mul_(1 - lr * weight_decay).
   const auto keep = static_cast<float>(1.0 - static_cast<double>(lr_) * weight_decay_);
-  const bool decay = decays_[i] && weight_decay_ > 0;
+  // A factor of 1 leaves p as it is (x * 1 is exact), so one loop serves both cases.
+  const float factor = decays_[i] && weight_decay_ > 0 ? keep : 1.0f;
+  const float b1 = beta1_, b2 = beta2_, eps = eps_;
+  // The loop vectorises: optimizer.cc is compiled with -fno-math-errno (train/CMakeLists.txt),
+  // so the square root (of v >= 0, which never sets errno anyway) is one instruction.
   for (int64_t k = 0; k < param.numel(); ++k) {
-    if (decay) p[k] *= keep;
-    m[k] = beta1_ * m[k] + (1 - beta1_) * g[k];
-    v[k] = beta2_ * v[k] + (1 - beta2_) * g[k] * g[k];
-    p[k] -= step_size * m[k] / (std::sqrt(v[k]) / root_correction + eps_);
+    const float mk = b1 * m[k] + (1 - b1) * g[k];
+    const float vk = b2 * v[k] + (1 - b2) * g[k] * g[k];
+    m[k] = mk;
+    v[k] = vk;
+    p[k] = p[k] * factor - step_size * mk / (std::sqrt(vk) / root_correction + eps);
   }
 }
 
