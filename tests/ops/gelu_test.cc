@@ -77,10 +77,10 @@ TEST(GeLU, MatchesAReferenceLoopOnARank3Tensor) {
   }
 }
 
-// The tanh form computes tanh by its own vectorisable formula (a series below |u| = 0.625, the
-// exponential form above): over a dense sweep of x, through both pieces and the switch between
-// them, GeLU is what the same formula gives with glibc's tanhf, which it replaced, up to 4 float
-// ulps of tanh (|tanh| <= 1, so 0.5 |x| * 4 ulps of 1 in the output) and 4 of the result.
+// The tanh form computes tanh by its own vectorisable formula (1 - 2 / (e^{2|u|} + 1)): over a
+// dense sweep of x, GeLU is what the same formula gives with glibc's tanhf, which it replaced,
+// up to 4 float ulps of tanh (|tanh| <= 1, so 0.5 |x| * 4 ulps of 1 in the output) and 4 ulps
+// of the result.
 TEST(GeLU, TanhFormIsWithinFloatRoundingOfTanhf) {
   std::vector<float> xs;
   for (int k = -24000; k <= 24000; ++k) xs.push_back(static_cast<float>(k) * 5e-4f);
