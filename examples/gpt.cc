@@ -60,6 +60,7 @@ struct Options {
   std::string generate;
   int64_t generate_tokens = 120;
   std::string save_graphs;  // --save-graphs DIR: each rank's parallel IR
+  bool time = false;        // --time: rank 0 prints each epoch's time per step
   ex::StrategyOptions strategies;
 };
 
@@ -114,6 +115,7 @@ void add_model_options(CLI::App& app, Options& o) {
   app.add_option("--generate", o.generate, "after training, greedily continue this prompt");
   app.add_option("--generate-tokens", o.generate_tokens, "characters --generate adds")->check(sf::cli::kPositive);
   app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR to DIR/rank_<r>/");
+  app.add_flag("--time", o.time, "print each epoch's time per step (rank 0; the first epoch includes the warm-up)");
   ex::add_strategy_options(app, o.strategies);
 }
 
@@ -297,6 +299,7 @@ int main(int argc, char** argv) {
       sf::Model& model = *built;
       std::vector<sf::CallbackPtr> callbacks;
       if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(example.common().print_every));
+      if (o.time && rank == 0) callbacks.push_back(std::make_shared<sf::TimeMonitor>(std::cout));
       if (!o.save_graphs.empty() && !n.cell) callbacks.push_back(std::make_shared<sf::SaveGraphs>(model, o.save_graphs));
       const sf::ResumePoint from = example.checkpointing(model, train_set, callbacks);
       // Under a pipeline the evaluation reads the trained parameters from a checkpoint of the end
