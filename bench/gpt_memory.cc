@@ -51,6 +51,7 @@
 #include <shardflow/core/memory_meter.h>
 #include <shardflow/data/text_corpus.h>
 #include <shardflow/models/gpt.h>
+#include <shardflow/models/gpt_data.h>
 #include <shardflow/shardflow.h>
 
 extern char** environ;
@@ -108,22 +109,6 @@ struct RankBytes {
   }
 };
 
-// Row k: data = [seed k, tokens of window k], labels = the next tokens (examples/gpt.cc's rows).
-ds::Dataset windows(const ds::TextCorpus& corpus, int64_t seq, int64_t rows) {
-  const std::span<const int32_t> ids = corpus.ids(ds::TextSplit::kTrain);
-  SF_ENFORCE(corpus.num_windows(ds::TextSplit::kTrain, seq) >= rows, InvalidArgument,
-             "gpt_memory: the fortunes hold fewer than {} windows of {} tokens", rows, seq + 1);
-  return ds::Dataset::generator(
-      [ids, seq](int64_t k) {
-        sf::Tensor data({seq + 1}, sf::DType::kI32), labels({seq}, sf::DType::kI32);
-        data.i32()[0] = static_cast<int32_t>(k);
-        std::copy_n(ids.data() + k * seq, seq, data.i32() + 1);
-        std::copy_n(ids.data() + k * seq + 1, seq, labels.i32());
-        return std::vector<sf::Tensor>{data, labels};
-      },
-      rows, {"data", "labels"});
-}
-
 // Trains on every rank of the world with (dp 1, tp T, sp) and returns each rank's region peaks.
 std::vector<RankBytes> measure(const Options& o, const ds::Dataset& set, int tp, bool sp) {
   std::vector<RankBytes> out(static_cast<size_t>(tp));
@@ -167,7 +152,8 @@ int run_one(const Options& o, int tp) {
   c.model.vocab = static_cast<int64_t>(corpus.vocab().size());
   c.model.check();
   sf::models::GptParallel{.dp = 1, .tp = tp, .sp = true}.check(c.model);
-  const ds::Dataset set = windows(corpus, c.model.seq, c.steps * c.batch).batch(c.batch);
+  const ds::Dataset set =
+      sf::models::gpt_windows(corpus, ds::TextSplit::kTrain, c.model.seq, c.steps * c.batch).batch(c.batch);
 
   sf::comm::JobSpec spec;
   spec.source = sf::comm::JobSpec::Source::kDevices;

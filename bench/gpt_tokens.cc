@@ -29,6 +29,7 @@
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/data/text_corpus.h>
 #include <shardflow/models/gpt.h>
+#include <shardflow/models/gpt_data.h>
 #include <shardflow/ops/blas.h>
 #include <shardflow/shardflow.h>
 
@@ -36,23 +37,6 @@ namespace {
 
 namespace ds = sf::dataset;
 using Clock = std::chrono::steady_clock;
-
-// Row k: data = [seed k, tokens of window k], labels = the next tokens (examples/gpt.cc's rows;
-// the seed column is unused at dropout 0 but is part of the model's input).
-ds::Dataset windows(const ds::TextCorpus& corpus, int64_t seq, int64_t rows) {
-  const std::span<const int32_t> ids = corpus.ids(ds::TextSplit::kTrain);
-  SF_ENFORCE(corpus.num_windows(ds::TextSplit::kTrain, seq) >= rows, InvalidArgument,
-             "gpt_tokens: the fortunes hold fewer than {} windows of {} tokens", rows, seq + 1);
-  return ds::Dataset::generator(
-      [ids, seq](int64_t k) {
-        sf::Tensor data({seq + 1}, sf::DType::kI32), labels({seq}, sf::DType::kI32);
-        data.i32()[0] = static_cast<int32_t>(k);
-        std::copy_n(ids.data() + k * seq, seq, data.i32() + 1);
-        std::copy_n(ids.data() + k * seq + 1, seq, labels.i32());
-        return std::vector<sf::Tensor>{data, labels};
-      },
-      rows, {"data", "labels"});
-}
 
 // A version 1.0 .npy file: magic, header length, a dict padded with spaces to a multiple of 64.
 void write_npy(const std::filesystem::path& path, const char* descr, const std::vector<int64_t>& shape,
@@ -135,7 +119,8 @@ int main(int argc, char** argv) {
     const ds::TextCorpus corpus = ds::TextCorpus::read(text_dir);
     c.vocab = static_cast<int64_t>(corpus.vocab().size());
     c.check();
-    const ds::Dataset train_set = windows(corpus, c.seq, steps * batch).batch(batch);
+    const ds::Dataset train_set =
+        sf::models::gpt_windows(corpus, ds::TextSplit::kTrain, c.seq, steps * batch).batch(batch);
     sf::set_seed(seed);
     sf::models::Gpt net(c);
     auto opt = std::make_shared<sf::nn::AdamW>(net.trainable_params(), lr, 0.9f, 0.999f, 1e-8f, weight_decay,

@@ -28,6 +28,7 @@
 #include "examples/strategy_options.h"
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/models/gpt.h>
+#include <shardflow/models/gpt_data.h>
 #include <shardflow/shardflow.h>
 #include <shardflow/train/checkpoint/reader.h>
 #include <shardflow/train/checkpoint_dir_callback.h>
@@ -64,23 +65,10 @@ struct Options {
   ex::StrategyOptions strategies;
 };
 
-// Row k of a split: data = [seed, tokens of window k] and labels = the next tokens. The seed
-// is the window's index, so a sample draws the same dropout mask on any rank and layout.
+// The first `rows_wanted` windows of a split (all of them for 0), at most as many as it holds.
 ds::Dataset windows(const ds::TextCorpus& corpus, ds::TextSplit split, int64_t seq, int64_t rows_wanted) {
-  const std::span<const int32_t> ids = corpus.ids(split);
-  int64_t rows = corpus.num_windows(split, seq);
-  SF_ENFORCE(rows > 0, InvalidArgument, "gpt: the {} text has no window of {} tokens",
-             split == ds::TextSplit::kTrain ? "training" : "validation", seq + 1);
-  if (rows_wanted > 0) rows = std::min(rows, rows_wanted);
-  return ds::Dataset::generator(
-      [ids, seq](int64_t k) {
-        sf::Tensor data({seq + 1}, sf::DType::kI32), labels({seq}, sf::DType::kI32);
-        data.i32()[0] = static_cast<int32_t>(k);
-        std::copy_n(ids.data() + k * seq, seq, data.i32() + 1);
-        std::copy_n(ids.data() + k * seq + 1, seq, labels.i32());
-        return std::vector<sf::Tensor>{data, labels};
-      },
-      rows, {"data", "labels"});
+  const int64_t available = corpus.num_windows(split, seq);
+  return models::gpt_windows(corpus, split, seq, rows_wanted > 0 ? std::min(rows_wanted, available) : 0);
 }
 
 void add_model_options(CLI::App& app, Options& o) {

@@ -12,6 +12,7 @@
 #include <shardflow/data/dataset.h>
 #include <shardflow/data/text_corpus.h>
 #include <shardflow/models/gpt.h>
+#include <shardflow/models/gpt_data.h>
 #include <shardflow/ops/autodiff.h>
 #include <shardflow/ops/builder.h>
 #include <shardflow/ops/collective_builder.h>
