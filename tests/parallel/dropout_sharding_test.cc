@@ -15,22 +15,14 @@
 //     disagree refused, no output partial, the default strategy splitting the batch.
 #include <gtest/gtest.h>
 
-#include "tests/parallel/block_difference.h"
+#include "tests/parallel/train_against_one_device.h"
 
-#include <cmath>
-#include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
-#include <shardflow/train/optimizer.h>
 #include <shardflow/train/semi_auto_step.h>
-#include <shardflow/train/value_and_grad.h>
-#include "tests/train/parallel_fixture.h"
 
 namespace sf::paralleltest {
 namespace {
@@ -114,106 +106,42 @@ class MaskNet : public nn::Cell {
   }
 };
 
-struct Run {
-  std::vector<std::vector<float>> losses;  // [rank][step]
-  std::vector<ParameterList> params;       // [rank]: after the last step
-  std::string sharding;                    // rank 0's, printed
-  std::vector<int64_t> taken;              // rank 0: the blocks of each dim of the op's x it takes
-  std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
-};
-
-template <class Net>
-using Shard = std::function<void(Net&)>;
-
-// value_and_grad and SGD over Net::batches() with a fresh Net on `devices` ranks (1:
-// stand-alone), its strategies from `shard`.
-template <class Net>
-Run train(int devices, const Shard<Net>& shard = {}) {
-  Run run;
-  run.losses.resize(devices);
-  run.params.resize(devices);
-  auto body = [&](int rank) {
-    set_seed(kSeed);
-    Net net;
-    if (shard) shard(net);
-    nn::SGD optimizer(net.trainable_params(), Net::kLr);
-    auto forward = [&](GraphBuilder& b, const std::vector<Value>& in) { return net.loss(b, in); };
-    GradFunction grad_fn = devices > 1 ? value_and_grad(forward, net, net.trainable_params())
-                                       : value_and_grad(forward, net.trainable_params());
-    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
-    dataset::BatchIterator it = Net::batches().iterator(0);
-    while (const std::vector<Tensor>* batch = it.next()) {
-      auto [loss, grads] = grad_fn(*batch);
-      optimizer.step(grads);
-      run.losses[rank].push_back(loss);
-    }
-    run.params[rank] = net.get_parameters();
-    if (SemiAutoProgram* sp = grad_fn.semi_auto_program(); sp != nullptr && rank == 0) {
-      run.sharding = sp->sharding.str(sp->global);
-      for (const auto& [id, ns] : sp->sharding.by_node) {
-        if (!ns.op || sp->global.node(id).name != Net::kOp) continue;
-        const Shape& x = sp->global.node(sp->global.node(id).inputs[0]).shape;
-        for (size_t d = 0; d < x.size(); ++d) run.taken.push_back(ns.op->inputs[0].splits(static_cast<int>(d)));
-      }
-    }
-  };
-  if (devices == 1) {
-    body(0);
-    return run;
+// The blocks of each dim of x that the op node named `op` takes.
+std::vector<int64_t> taken_splits(const char* op, const SemiAutoProgram& sp) {
+  std::vector<int64_t> taken;
+  for (const auto& [id, ns] : sp.sharding.by_node) {
+    if (!ns.op || sp.global.node(id).name != op) continue;
+    const Shape& x = sp.global.node(sp.global.node(id).inputs[0]).shape;
+    for (size_t d = 0; d < x.size(); ++d) taken.push_back(ns.op->inputs[0].splits(static_cast<int>(d)));
   }
-  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  traintest::run_world(devices, traintest::Wire::kInproc, body);
-  return run;
+  return taken;
 }
 
-// The 1-device run of Net, computed once.
+// value_and_grad and SGD at Net::kLr over Net::batches() (Dropout's seeds are a column of their own) with a fresh
+// Net; every parameter block within 1e-5 of 1 device's.
 template <class Net>
-const Run& one_device() {
-  static std::mutex mu;
-  static std::unique_ptr<Run> run;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!run) run = std::make_unique<Run>(train<Net>(1));
-  return *run;
+const TrainAgainstOneDevice<Net, std::vector<int64_t>>& against_one_device() {
+  static const TrainAgainstOneDevice<Net, std::vector<int64_t>> harness({
+      .seed = kSeed,
+      .steps = kSteps,
+      .lr = Net::kLr,
+      .batches = Net::batches,
+      .forward = [](Net& net, GraphBuilder& b, const std::vector<Value>& in) { return net.loss(b, in); },
+      .tolerance = 1e-5f,
+      .inspect = [](const SemiAutoProgram& sp, int /*rank*/) { return taken_splits(Net::kOp, sp); },
+  });
+  return harness;
 }
 
-// Every rank's loss at every step within 1e-5 relative of 1 device's, every parameter block
-// within 1e-5 of the 1-device block, and the op took x split as `taken` says.
-template <class Net>
-void expect_equals_one_device(const Run& got, const std::vector<int64_t>& taken) {
-  const Run& ref = one_device<Net>();
-  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
-  // Every parameter must move by 100 times the tolerance at least: equal blocks of parameters
-  // that a zero gradient left untouched would prove nothing.
-  for (size_t i = 0; i < ref.initial.size(); ++i)
-    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 1e-3f) << ref.params[0][i].name() << " did not move";
-  EXPECT_EQ(got.taken, taken) << got.sharding;
-  for (size_t r = 0; r < got.losses.size(); ++r) {
-    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
-    for (size_t s = 0; s < ref.losses[0].size(); ++s)
-      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
-          << "rank " << r << " step " << s + 1 << "\n"
-          << got.sharding;
-    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
-    for (size_t i = 0; i < ref.params[0].size(); ++i) {
-      const Parameter& p = got.params[r][i];
-      ASSERT_EQ(p.name(), ref.params[0][i].name());
-      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 1e-5f) << "rank " << r << " parameter " << p.name();
-    }
-  }
-}
-
-// One equivalence case: its name, and the run on kWorld ranks compared with 1 device.
-struct StrategyCase {
-  std::string name;
-  std::function<void()> check;
-};
-
-void PrintTo(const StrategyCase& c, std::ostream* os) { *os << c.name; }
-
+// The run on kWorld ranks equals 1 device, and the op took x split as `taken` says.
 template <class Net>
 StrategyCase make_case(std::string name, std::vector<int64_t> taken, Shard<Net> shard) {
-  return {std::move(name), [taken, shard] { expect_equals_one_device<Net>(train<Net>(kWorld, shard), taken); }};
+  return {std::move(name), [taken, shard] {
+            const auto& h = against_one_device<Net>();
+            const auto run = h.train(kWorld, shard);
+            h.expect_equals_one_device(run);
+            EXPECT_EQ(run.seen[0], taken) << run.sharding;
+          }};
 }
 
 class DropoutSemiAuto : public ::testing::TestWithParam<StrategyCase> {};

@@ -14,21 +14,17 @@
 //     batch split leaves the table's gradient partial), a hidden or batch split does not.
 #include <gtest/gtest.h>
 
-#include "tests/parallel/block_difference.h"
+#include "tests/parallel/train_against_one_device.h"
 
-#include <cmath>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
 #include <shardflow/train/losses.h>
-#include <shardflow/train/model.h>
 #include <shardflow/train/semi_auto_step.h>
-#include "tests/train/parallel_fixture.h"
 
 namespace sf::paralleltest {
 namespace {
@@ -79,108 +75,63 @@ dataset::Dataset batches() {
   return dataset::Dataset::generator(row, kSteps * kBatch, {"ids", "target"}).batch(kBatch);
 }
 
-struct EmbeddingRun {
-  std::vector<std::vector<float>> losses;  // [rank][step]
-  std::vector<ParameterList> params;       // [rank]: after the last step
-  std::string sharding;                    // rank 0's, printed
-  std::vector<int64_t> offsets, vocabs;    // [rank]: the local lookup's attrs
-  std::map<std::string, int> collectives;  // rank 0: the ops after the lookup ("<name>/out/..."), counted
-  std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
+// What a rank's local forward graph does around the lookup.
+struct LookupOps {
+  int64_t offset = -1, vocab = -1;         // the local lookup's attrs
+  std::map<std::string, int> collectives;  // the ops after the lookup ("<name>/out/..."), counted
 };
 
-using Shard = std::function<void(TokenEmbedding&)>;
-
-// Model::train of a fresh TokenEmbedding on `devices` ranks (1: stand-alone), its strategies
-// from `shard`.
-EmbeddingRun train(int devices, const Shard& shard = {}) {
-  EmbeddingRun run;
-  run.losses.resize(devices);
-  run.params.resize(devices);
-  run.offsets.assign(devices, -1);
-  run.vocabs.assign(devices, -1);
-  auto body = [&](int rank) {
-    set_seed(kSeed);
-    TokenEmbedding net;
-    if (shard) shard(net);
-    Model model(net, std::make_shared<SquaredErrorSum>(),
-                std::make_shared<nn::SGD>(net.trainable_params(), TokenEmbedding::kLr));
-    auto log = std::make_shared<traintest::StepLog>(ParameterList{});
-    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
-    model.train(1, batches(), {log});
-    run.losses[rank] = log->losses;
-    run.params[rank] = net.get_parameters();
-    SemiAutoProgram* sp = model.semi_auto_program();
-    if (sp == nullptr) return;
-    const Graph& local = sp->program.graph;
-    for (int id = 0; id < sp->forward_nodes; ++id) {
-      const Node& n = local.node(id);
-      if (n.name == kLookupName) {
-        run.offsets[rank] = n.attrs.get_int("offset", -1);
-        run.vocabs[rank] = n.attrs.get_int("vocab", -1);
-      }
-      if (rank == 0 && n.name.starts_with(std::string(kLookupName) + "/out/")) ++run.collectives[n.op];
+LookupOps lookup_ops(const SemiAutoProgram& sp, int /*rank*/) {
+  LookupOps out;
+  const Graph& local = sp.program.graph;
+  for (int id = 0; id < sp.forward_nodes; ++id) {
+    const Node& n = local.node(id);
+    if (n.name == kLookupName) {
+      out.offset = n.attrs.get_int("offset", -1);
+      out.vocab = n.attrs.get_int("vocab", -1);
     }
-    if (rank == 0) run.sharding = sp->sharding.str(sp->global);
-  };
-  if (devices == 1) {
-    body(0);
-    return run;
+    if (n.name.starts_with(std::string(kLookupName) + "/out/")) ++out.collectives[n.op];
   }
-  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  traintest::run_world(devices, traintest::Wire::kInproc, body);
-  return run;
+  return out;
 }
 
-// The 1-device run, computed once.
-const EmbeddingRun& one_device() {
-  static std::mutex mu;
-  static std::unique_ptr<EmbeddingRun> run;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!run) run = std::make_unique<EmbeddingRun>(train(1));
-  return *run;
+// Model::train of a fresh TokenEmbedding with SGD; the 1-device run must halve its loss, and every parameter
+// block be within 1e-5 of 1 device's.
+const TrainAgainstOneDevice<TokenEmbedding, LookupOps>& against_one_device() {
+  static const TrainAgainstOneDevice<TokenEmbedding, LookupOps> harness({
+      .seed = kSeed,
+      .steps = kSteps,
+      .lr = TokenEmbedding::kLr,
+      .batches = batches,
+      .loss = [](TokenEmbedding&) { return std::make_shared<SquaredErrorSum>(); },
+      .tolerance = 1e-5f,
+      .learns_to = 0.5f,
+      .inspect = lookup_ops,
+  });
+  return harness;
 }
 
-// Every rank's loss at every step within 1e-5 relative of 1 device's, and every parameter block
-// within 1e-5 of the 1-device block.
-void expect_equals_one_device(const EmbeddingRun& got) {
-  const EmbeddingRun& ref = one_device();
-  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
-  ASSERT_LT(ref.losses[0].back(), 0.5f * ref.losses[0].front()) << "the 1-device run did not learn";
-  // Every parameter must move by 100 times the tolerance at least: equal blocks of parameters
-  // that a zero gradient left untouched would prove nothing.
-  for (size_t i = 0; i < ref.initial.size(); ++i)
-    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 1e-3f) << ref.params[0][i].name() << " did not move";
-  for (size_t r = 0; r < got.losses.size(); ++r) {
-    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
-    for (size_t s = 0; s < ref.losses[0].size(); ++s)
-      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
-          << "rank " << r << " step " << s + 1 << "\n"
-          << got.sharding;
-    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
-    for (size_t i = 0; i < ref.params[0].size(); ++i) {
-      const Parameter& p = got.params[r][i];
-      ASSERT_EQ(p.name(), ref.params[0][i].name());
-      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 1e-5f) << "rank " << r << " parameter " << p.name();
-    }
-  }
-}
+using EmbeddingRun = RanksRun<LookupOps>;
 
-struct StrategyCase {
+EmbeddingRun train(const Shard<TokenEmbedding>& shard) { return against_one_device().train(kWorld, shard); }
+
+void expect_equals_one_device(const EmbeddingRun& got) { against_one_device().expect_equals_one_device(got); }
+
+struct EmbeddingCase {
   std::string name;
-  Shard shard;
+  Shard<TokenEmbedding> shard;
 };
 
-void PrintTo(const StrategyCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const EmbeddingCase& c, std::ostream* os) { *os << c.name; }
 
-class EmbeddingSemiAuto : public ::testing::TestWithParam<StrategyCase> {};
+class EmbeddingSemiAuto : public ::testing::TestWithParam<EmbeddingCase> {};
 
 TEST_P(EmbeddingSemiAuto, LossPerStepAndParameterBlocksEqualOneDevice) {
-  expect_equals_one_device(train(kWorld, GetParam().shard));
+  expect_equals_one_device(train(GetParam().shard));
 }
 
 // clang-format off
-std::vector<StrategyCase> cases() {
+std::vector<EmbeddingCase> cases() {
   using E = TokenEmbedding;
   return {
       {"all_default_batch_split", [](E&) {}},
@@ -206,34 +157,35 @@ INSTANTIATE_TEST_SUITE_P(Strategies, EmbeddingSemiAuto, ::testing::ValuesIn(case
 // Under a vocabulary split over 8, rank r's local lookup holds rows [4r, 4r + 4) of the 32 and
 // checks ids against all 32; the partial lookups are summed by one AllReduce.
 TEST(EmbeddingSemiAutoLowering, EachRankLooksUpItsOwnRowsAndTheSumIsAnAllReduce) {
-  const EmbeddingRun run = train(kWorld, [](TokenEmbedding& n) { n.wte.shard({{8, 1}, {1, 1}}); });
+  const EmbeddingRun run = train([](TokenEmbedding& n) { n.wte.shard({{8, 1}, {1, 1}}); });
   expect_equals_one_device(run);
   for (int r = 0; r < kWorld; ++r) {
-    EXPECT_EQ(run.offsets[r], 4 * r) << "rank " << r;
-    EXPECT_EQ(run.vocabs[r], kVocab) << "rank " << r;
+    EXPECT_EQ(run.seen[r].offset, 4 * r) << "rank " << r;
+    EXPECT_EQ(run.seen[r].vocab, kVocab) << "rank " << r;
   }
-  EXPECT_EQ(run.collectives, (std::map<std::string, int>{{"AllReduce", 1}})) << run.sharding;
+  EXPECT_EQ(run.seen[0].collectives, (std::map<std::string, int>{{"AllReduce", 1}})) << run.sharding;
 }
 
 // With 4 vocabulary blocks and the batch split in 2, the ranks of each batch half hold the 4
 // blocks in turn.
 TEST(EmbeddingSemiAutoLowering, VocabAndBatchSplitOffsetsFollowTheDeviceMatrix) {
-  const EmbeddingRun run = train(kWorld, [](TokenEmbedding& n) { n.wte.shard({{4, 1}, {2, 1}}); });
+  const EmbeddingRun run = train([](TokenEmbedding& n) { n.wte.shard({{4, 1}, {2, 1}}); });
   expect_equals_one_device(run);
   // The device matrix is in loop order (batch 2, sequence 1, vocab 4, hidden 1): rank r's vocab
   // block is r % 4.
-  for (int r = 0; r < kWorld; ++r) EXPECT_EQ(run.offsets[r], 8 * (r % 4)) << "rank " << r << "\n" << run.sharding;
+  for (int r = 0; r < kWorld; ++r) EXPECT_EQ(run.seen[r].offset, 8 * (r % 4)) << "rank " << r << "\n" << run.sharding;
 }
 
 TEST(EmbeddingSemiAutoLowering, AnOutStrategySplittingTheSequenceMakesItAReduceScatter) {
-  const EmbeddingRun run = train(kWorld, [](TokenEmbedding& n) {
+  const EmbeddingRun run = train([](TokenEmbedding& n) {
     n.wte.shard({{8, 1}, {1, 1}}, {{1, 8, 1}});
     n.scale.shard({{1, 8, 1}, {1}});
   });
   expect_equals_one_device(run);
   // One ReduceScatter and no AllReduce (the scatter onto dim 1 slices and joins around it).
-  EXPECT_EQ(run.collectives.count("ReduceScatter") ? run.collectives.at("ReduceScatter") : 0, 1) << run.sharding;
-  EXPECT_EQ(run.collectives.count("AllReduce"), 0u) << run.sharding;
+  const std::map<std::string, int>& collectives = run.seen[0].collectives;
+  EXPECT_EQ(collectives.count("ReduceScatter") ? collectives.at("ReduceScatter") : 0, 1) << run.sharding;
+  EXPECT_EQ(collectives.count("AllReduce"), 0u) << run.sharding;
 }
 
 // The rule's layouts on 8 devices, checked through shard_op.

@@ -13,11 +13,9 @@
 //     nothing: no AllGather at all, and nothing inserted before any Reshape.
 #include <gtest/gtest.h>
 
-#include "tests/parallel/block_difference.h"
+#include "tests/parallel/train_against_one_device.h"
 
-#include <cmath>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,9 +26,7 @@
 #include <shardflow/parallel/sharding/op_sharding.h>
 #include <shardflow/parallel/strategy.h>
 #include <shardflow/train/losses.h>
-#include <shardflow/train/model.h>
 #include <shardflow/train/semi_auto_step.h>
-#include "tests/train/parallel_fixture.h"
 
 namespace sf::paralleltest {
 namespace {
@@ -268,86 +264,50 @@ class SquaredErrorSum : public nn::LossFn {
   }
 };
 
-struct AttentionRun {
-  std::vector<std::vector<float>> losses;  // [rank][step]
-  std::vector<ParameterList> params;       // [rank]: after the last step
-  std::vector<Tensor> initial;             // rank 0: the parameters before the first step
-  std::string sharding;                    // rank 0's, printed
-  std::vector<std::string> reshapes;       // rank 0: the global Reshape nodes' names
-  std::vector<Node> forward;               // rank 0: the local forward graph's nodes
+// What a rank's semi-auto program holds around the Reshapes.
+struct ReshapeOps {
+  std::vector<std::string> reshapes;  // the global Reshape nodes' names
+  std::vector<Node> forward;          // the local forward graph's nodes
 };
 
-AttentionRun train(int devices, bool sharded) {
-  AttentionRun run;
-  run.losses.resize(devices);
-  run.params.resize(devices);
-  auto body = [&](int rank) {
-    set_seed(kSeed);
-    Attention net;
-    if (sharded) net.shard_tensor_parallel();
-    Model model(net, std::make_shared<SquaredErrorSum>(),
-                std::make_shared<nn::SGD>(net.trainable_params(), Attention::kLr));
-    auto log = std::make_shared<traintest::StepLog>(ParameterList{});
-    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
-    model.train(1, batches(), {log});
-    run.losses[rank] = log->losses;
-    run.params[rank] = net.get_parameters();
-    if (SemiAutoProgram* sp = model.semi_auto_program(); sp != nullptr && rank == 0) {
-      run.sharding = sp->sharding.str(sp->global);
-      for (int id = 0; id < sp->global.size(); ++id)
-        if (sp->global.node(id).op == "Reshape") run.reshapes.push_back(sp->global.node(id).name);
-      for (int id = 0; id < sp->forward_nodes; ++id) run.forward.push_back(sp->program.graph.node(id));
-    }
-  };
-  if (devices == 1) {
-    body(0);
-    return run;
-  }
-  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  traintest::run_world(devices, traintest::Wire::kInproc, body);
-  return run;
+ReshapeOps reshape_ops(const SemiAutoProgram& sp, int /*rank*/) {
+  ReshapeOps out;
+  for (int id = 0; id < sp.global.size(); ++id)
+    if (sp.global.node(id).op == "Reshape") out.reshapes.push_back(sp.global.node(id).name);
+  for (int id = 0; id < sp.forward_nodes; ++id) out.forward.push_back(sp.program.graph.node(id));
+  return out;
 }
 
-const AttentionRun& one_device() {
-  static std::mutex mu;
-  static std::unique_ptr<AttentionRun> run;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!run) run = std::make_unique<AttentionRun>(train(1, false));
-  return *run;
+// Model::train of a fresh Attention with SGD; every parameter block within 2e-5 of 1 device's.
+const TrainAgainstOneDevice<Attention, ReshapeOps>& against_one_device() {
+  static const TrainAgainstOneDevice<Attention, ReshapeOps> harness({
+      .seed = kSeed,
+      .steps = kSteps,
+      .lr = Attention::kLr,
+      .batches = batches,
+      .loss = [](Attention&) { return std::make_shared<SquaredErrorSum>(); },
+      .tolerance = 2e-5f,
+      .inspect = reshape_ops,
+  });
+  return harness;
 }
 
 TEST(ReshapeShardingSemiAuto, TensorParallelAttentionEqualsOneDeviceWithoutGathering) {
-  const AttentionRun& ref = one_device();
-  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
-  // Every parameter must move by far more than the tolerance, or equal blocks would prove nothing.
-  for (size_t i = 0; i < ref.initial.size(); ++i)
-    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 2e-3f) << ref.params[0][i].name() << " did not move";
-
-  const AttentionRun got = train(kWorld, true);
-  for (size_t r = 0; r < got.losses.size(); ++r) {
-    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
-    for (size_t s = 0; s < ref.losses[0].size(); ++s)
-      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
-          << "rank " << r << " step " << s + 1 << "\n"
-          << got.sharding;
-    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
-    for (size_t i = 0; i < ref.params[0].size(); ++i) {
-      const Parameter& p = got.params[r][i];
-      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 2e-5f) << "rank " << r << " parameter " << p.name();
-    }
-  }
+  const auto& h = against_one_device();
+  const auto got = h.train(kWorld, [](Attention& n) { n.shard_tensor_parallel(); });
+  ASSERT_NO_FATAL_FAILURE(h.expect_equals_one_device(got));
 
   // The local forward: the heads stay split (a local head reshape gives the rank's half of the
   // batch and quarter of the heads), and no redistribution precedes a Reshape: each takes its
   // input as the op before it left it.
-  ASSERT_EQ(got.reshapes.size(), 6u) << got.sharding;  // rows, 3 head splits, merge, unrows
+  const ReshapeOps& ops = got.seen[0];
+  ASSERT_EQ(ops.reshapes.size(), 6u) << got.sharding;  // rows, 3 head splits, merge, unrows
   int allreduces = 0, head_reshapes = 0;
-  for (const Node& n : got.forward) {
+  for (const Node& n : ops.forward) {
     EXPECT_NE(n.op, "AllGather") << n.name << "\n" << got.sharding;
     if (n.op == "AllReduce") ++allreduces;
     if (n.op == "Reshape" && n.shape == Shape{kBatch / 2, kSeq, kHeads / 4, kHeadDim}) ++head_reshapes;
-    for (const std::string& reshape : got.reshapes) {
+    for (const std::string& reshape : ops.reshapes) {
       EXPECT_NE(n.name.rfind(reshape + "/in0/", 0), 0u) << n.name << " redistributes the input of " << reshape;
     }
   }

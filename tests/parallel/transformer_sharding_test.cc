@@ -18,19 +18,17 @@
 //     moved by the permutation, BatchMatMul's reduce split partial.
 #include <gtest/gtest.h>
 
-#include "tests/parallel/block_difference.h"
+#include "tests/parallel/train_against_one_device.h"
 
 #include <cmath>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
 #include <shardflow/train/losses.h>
-#include <shardflow/train/model.h>
 #include <shardflow/train/semi_auto_step.h>
 #include <shardflow/train/value_and_grad.h>
 #include "tests/train/parallel_fixture.h"
@@ -135,99 +133,42 @@ class Attention : public nn::Cell {
   }
 };
 
-struct BlockRun {
-  std::vector<std::vector<float>> losses;  // [rank][step]
-  std::vector<ParameterList> params;       // [rank]: after the last step
-  std::string sharding;                    // rank 0's, printed
-  std::map<std::string, int64_t> taken;    // rank 0: per op node, the blocks of x's last dim it takes
-  std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
-};
+// Per op node, the blocks of x's last dim the op takes.
+using TakenSplits = std::map<std::string, int64_t>;
 
-template <class Net>
-using Shard = std::function<void(Net&)>;
-
-// Model::train of a fresh Net on `devices` ranks (1: stand-alone), its strategies from `shard`.
-template <class Net>
-BlockRun train(int devices, const Shard<Net>& shard = {}) {
-  BlockRun run;
-  run.losses.resize(devices);
-  run.params.resize(devices);
-  auto body = [&](int rank) {
-    set_seed(kSeed);
-    Net net;
-    if (shard) shard(net);
-    Model model(net, std::make_shared<SquaredErrorSum>(), std::make_shared<nn::SGD>(net.trainable_params(), Net::kLr));
-    auto log = std::make_shared<traintest::StepLog>(ParameterList{});
-    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
-    model.train(1, batches(), {log});
-    run.losses[rank] = log->losses;
-    run.params[rank] = net.get_parameters();
-    if (SemiAutoProgram* sp = model.semi_auto_program(); sp != nullptr && rank == 0) {
-      run.sharding = sp->sharding.str(sp->global);
-      for (const auto& [id, ns] : sp->sharding.by_node) {
-        if (!ns.op) continue;
-        const Node& n = sp->global.node(id);
-        const int last = static_cast<int>(sp->global.node(n.inputs[0]).shape.size()) - 1;
-        run.taken[n.name] = ns.op->inputs[0].splits(last);
-      }
-    }
-  };
-  if (devices == 1) {
-    body(0);
-    return run;
+TakenSplits taken_splits(const SemiAutoProgram& sp, int /*rank*/) {
+  TakenSplits taken;
+  for (const auto& [id, ns] : sp.sharding.by_node) {
+    if (!ns.op) continue;
+    const Node& n = sp.global.node(id);
+    const int last = static_cast<int>(sp.global.node(n.inputs[0]).shape.size()) - 1;
+    taken[n.name] = ns.op->inputs[0].splits(last);
   }
-  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  traintest::run_world(devices, traintest::Wire::kInproc, body);
-  return run;
+  return taken;
 }
 
-// The 1-device run of Net, computed once.
+// Model::train of a fresh Net with SGD at Net::kLr on the sum of squared errors; every parameter block within
+// 2e-5 of 1 device's (Block's w, the parameter that moves least, moves 3.5e-3).
 template <class Net>
-const BlockRun& one_device() {
-  static std::mutex mu;
-  static std::unique_ptr<BlockRun> run;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!run) run = std::make_unique<BlockRun>(train<Net>(1));
-  return *run;
+const TrainAgainstOneDevice<Net, TakenSplits>& against_one_device() {
+  static const TrainAgainstOneDevice<Net, TakenSplits> harness({
+      .seed = kSeed,
+      .steps = kSteps,
+      .lr = Net::kLr,
+      .batches = batches,
+      .loss = [](Net&) { return std::make_shared<SquaredErrorSum>(); },
+      .tolerance = 2e-5f,
+      .inspect = taken_splits,
+  });
+  return harness;
 }
-
-// Every rank's loss at every step within 1e-5 relative of 1 device's, and every parameter block
-// within 2e-5 of the 1-device block.
-template <class Net>
-void expect_equals_one_device(const BlockRun& got) {
-  const BlockRun& ref = one_device<Net>();
-  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
-  // Every parameter must move by 100 times that tolerance at least (Block's w, the least, moves
-  // 3.5e-3): equal blocks of parameters that a zero gradient left untouched would prove nothing.
-  for (size_t i = 0; i < ref.initial.size(); ++i)
-    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 2e-3f) << ref.params[0][i].name() << " did not move";
-  for (size_t r = 0; r < got.losses.size(); ++r) {
-    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
-    for (size_t s = 0; s < ref.losses[0].size(); ++s)
-      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
-          << "rank " << r << " step " << s + 1 << "\n"
-          << got.sharding;
-    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
-    for (size_t i = 0; i < ref.params[0].size(); ++i) {
-      const Parameter& p = got.params[r][i];
-      ASSERT_EQ(p.name(), ref.params[0][i].name());
-      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 2e-5f) << "rank " << r << " parameter " << p.name();
-    }
-  }
-}
-
-// One equivalence case: its name, and the run on kWorld ranks compared with 1 device.
-struct StrategyCase {
-  std::string name;
-  std::function<void()> check;
-};
-
-void PrintTo(const StrategyCase& c, std::ostream* os) { *os << c.name; }
 
 template <class Net>
 StrategyCase make_case(std::string name, Shard<Net> shard) {
-  return {std::move(name), [shard] { expect_equals_one_device<Net>(train<Net>(kWorld, shard)); }};
+  return {std::move(name), [shard] {
+            const auto& h = against_one_device<Net>();
+            h.expect_equals_one_device(h.train(kWorld, shard));
+          }};
 }
 
 class TransformerOpsSemiAuto : public ::testing::TestWithParam<StrategyCase> {};
@@ -287,15 +228,17 @@ INSTANTIATE_TEST_SUITE_P(Strategies, TransformerOpsSemiAuto, ::testing::ValuesIn
 // A split of the normalized dim or of the softmax axis is asked for (the strategy says 4 or 8
 // blocks) but the op takes x whole there, and the result still equals 1 device.
 TEST(TransformerOpsSemiAuto, SplitsOfTheNormalizedDimAndSoftmaxAxisAreGathered) {
-  const BlockRun run = train<Block>(kWorld, [](Block& n) {
+  const auto& h = against_one_device<Block>();
+  const auto run = h.train(kWorld, [](Block& n) {
     n.norm.shard({{2, 1, 4}, {4}, {4}});
     n.softmax.shard({{1, 1, 8}});
     n.act.shard({{1, 1, 8}});  // an element-wise op keeps its hidden split
   });
-  expect_equals_one_device<Block>(run);
-  EXPECT_EQ(run.taken.at("norm/LayerNorm"), 1) << run.sharding;
-  EXPECT_EQ(run.taken.at("softmax/Softmax"), 1) << run.sharding;
-  EXPECT_EQ(run.taken.at("act/GeLU"), 8) << run.sharding;
+  h.expect_equals_one_device(run);
+  const TakenSplits& taken = run.seen[0];
+  EXPECT_EQ(taken.at("norm/LayerNorm"), 1) << run.sharding;
+  EXPECT_EQ(taken.at("softmax/Softmax"), 1) << run.sharding;
+  EXPECT_EQ(taken.at("act/GeLU"), 8) << run.sharding;
   EXPECT_NE(run.sharding.find("LayerNorm norm/LayerNorm: " + OpStrategy{{{2, 1, 4}, {4}, {4}}}.str()),
             std::string::npos)
       << run.sharding;

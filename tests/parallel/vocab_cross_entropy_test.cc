@@ -12,9 +12,8 @@
 //   - the padding columns of w2 get no gradient: they end where they started.
 #include <gtest/gtest.h>
 
-#include "tests/parallel/block_difference.h"
+#include "tests/parallel/train_against_one_device.h"
 
-#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,9 +22,7 @@
 
 #include <shardflow/parallel/sharding/local_graph.h>
 #include <shardflow/train/losses.h>
-#include <shardflow/train/model.h>
 #include <shardflow/train/semi_auto_step.h>
-#include "tests/train/parallel_fixture.h"
 
 namespace sf::paralleltest {
 namespace {
@@ -92,14 +89,6 @@ struct LossOps {
   std::vector<std::pair<std::string, int64_t>> all_reduces;  // of the loss's block ops: (op, group size)
 };
 
-struct HeadRun {
-  std::vector<std::vector<float>> losses;  // [rank][step]
-  std::vector<ParameterList> params;       // [rank]: after the last step
-  std::vector<LossOps> ops;                // [rank]
-  std::string sharding;                    // rank 0's, printed
-  std::vector<Tensor> initial;             // rank 0: the trainable parameters before the first step
-};
-
 LossOps loss_ops(const SemiAutoProgram& sp, int rank) {
   const LocalGraph local = build_local_graph(sp.global, sp.sharding, rank);
   int mm = -1;
@@ -118,78 +107,43 @@ LossOps loss_ops(const SemiAutoProgram& sp, int rank) {
   return out;
 }
 
-using Shard = std::function<void(Head&)>;
+using HeadRun = RanksRun<LossOps>;
 
-// Model::train of a fresh Head on `devices` ranks (1: stand-alone), its strategies from `shard`.
-HeadRun train(int64_t classes, int devices, const Shard& shard = {}) {
-  HeadRun run;
-  run.losses.resize(devices);
-  run.params.resize(devices);
-  run.ops.resize(devices);
-  auto body = [&](int rank) {
-    set_seed(kSeed);
-    Head net(classes);
-    if (shard) shard(net);
-    Model model(net, std::make_shared<HeadLoss>(net), std::make_shared<nn::SGD>(net.trainable_params(), kLr));
-    auto log = std::make_shared<traintest::StepLog>(ParameterList{});
-    if (rank == 0) run.initial = traintest::clone_values(net.trainable_params());
-    model.train(1, batches(classes), {log});
-    run.losses[rank] = log->losses;
-    run.params[rank] = net.get_parameters();
-    if (SemiAutoProgram* sp = model.semi_auto_program(); sp != nullptr) {
-      run.ops[rank] = loss_ops(*sp, rank);
-      if (rank == 0) run.sharding = sp->sharding.str(sp->global);
-    }
-  };
-  if (devices == 1) {
-    body(0);
-    return run;
-  }
-  traintest::ParallelContextGuard ctx({.parallel_mode = ParallelMode::kSemiAutoParallel});
-  traintest::run_world(devices, traintest::Wire::kInproc, body);
-  return run;
-}
-
-// The 1-device run for a vocabulary of `classes`, computed once.
-const HeadRun& one_device(int64_t classes) {
+// Model::train of a fresh Head over a vocabulary of `classes` with SGD; every parameter block within 1e-5 of 1
+// device's. One per vocabulary, each with its own 1-device run.
+const TrainAgainstOneDevice<Head, LossOps>& against_one_device(int64_t classes) {
   static std::mutex mu;
-  static std::map<int64_t, HeadRun> runs;
+  static std::map<int64_t, std::unique_ptr<TrainAgainstOneDevice<Head, LossOps>>> harnesses;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = runs.find(classes);
-  if (it == runs.end()) it = runs.emplace(classes, train(classes, 1)).first;
-  return it->second;
+  std::unique_ptr<TrainAgainstOneDevice<Head, LossOps>>& h = harnesses[classes];
+  if (!h) {
+    h = std::make_unique<TrainAgainstOneDevice<Head, LossOps>>(Training<Head, LossOps>{
+        .seed = kSeed,
+        .steps = kSteps,
+        .lr = kLr,
+        .batches = [classes] { return batches(classes); },
+        .loss = [](Head& net) { return std::make_shared<HeadLoss>(net); },
+        .tolerance = 1e-5f,
+        .make = [classes] { return std::make_unique<Head>(classes); },
+        .inspect = loss_ops,
+    });
+  }
+  return *h;
 }
 
-// Every rank's loss at every step within 1e-5 relative of 1 device's, and every parameter block
-// within 1e-5 of the 1-device block.
+HeadRun train(int64_t classes, int devices, const Shard<Head>& shard) {
+  return against_one_device(classes).train(devices, shard);
+}
+
 void expect_equals_one_device(const HeadRun& got, int64_t classes) {
-  const HeadRun& ref = one_device(classes);
-  ASSERT_EQ(ref.losses[0].size(), static_cast<size_t>(kSteps));
-  for (float loss : ref.losses[0]) ASSERT_TRUE(std::isfinite(loss)) << "the 1-device run diverged";
-  // Every parameter must move by 100 times the tolerance at least: equal blocks of parameters
-  // that a zero gradient left untouched would prove nothing.
-  for (size_t i = 0; i < ref.initial.size(); ++i)
-    ASSERT_GT(block_difference(ref.params[0][i], ref.initial[i]), 1e-3f) << ref.params[0][i].name() << " did not move";
-  for (size_t r = 0; r < got.losses.size(); ++r) {
-    ASSERT_EQ(got.losses[r].size(), ref.losses[0].size()) << "rank " << r;
-    for (size_t s = 0; s < ref.losses[0].size(); ++s)
-      ASSERT_NEAR(got.losses[r][s], ref.losses[0][s], 1e-5 * std::abs(ref.losses[0][s]))
-          << "rank " << r << " step " << s + 1 << "\n"
-          << got.sharding;
-    ASSERT_EQ(got.params[r].size(), ref.params[0].size());
-    for (size_t i = 0; i < ref.params[0].size(); ++i) {
-      const Parameter& p = got.params[r][i];
-      ASSERT_EQ(p.name(), ref.params[0][i].name());
-      EXPECT_LT(block_difference(p, ref.params[0][i].value()), 1e-5f) << "rank " << r << " parameter " << p.name();
-    }
-  }
+  against_one_device(classes).expect_equals_one_device(got);
 }
 
 // Every rank's loss reads its own block of the logits and reduces the max and the sums over a
 // group of `class_blocks` ranks.
 void expect_vocab_parallel(const HeadRun& run, int64_t class_blocks) {
-  for (size_t r = 0; r < run.ops.size(); ++r) {
-    const LossOps& ops = run.ops[r];
+  for (size_t r = 0; r < run.seen.size(); ++r) {
+    const LossOps& ops = run.seen[r];
     EXPECT_FALSE(ops.plain) << "rank " << r << "\n" << run.sharding;
     EXPECT_FALSE(ops.logits_gathered) << "rank " << r << "\n" << run.sharding;
     EXPECT_TRUE(ops.reads_matmul_block) << "rank " << r << "\n" << run.sharding;
@@ -234,7 +188,7 @@ TEST(VocabCrossEntropySemiAuto, PaddedVocabularySplitThreeWaysEqualsOneDevice) {
   });
   expect_equals_one_device(run, kClasses);
   expect_vocab_parallel(run, 3);
-  const HeadRun& ref = one_device(kClasses);
+  const HeadRun& ref = against_one_device(kClasses).one_device();
   const Tensor& w2 = ref.params[0][1].value();
   ASSERT_EQ(ref.params[0][1].name(), "w2");
   for (int64_t r = 0; r < kHidden; ++r)
@@ -258,9 +212,9 @@ TEST(VocabCrossEntropySemiAuto, ABlockOfPaddingOnlyEqualsOneDevice) {
 TEST(VocabCrossEntropySemiAuto, AnUnsplitClassDimKeepsThePlainOp) {
   const HeadRun run = train(kColumns, kWorld, [](Head& n) { n.xent.shard({{8, 1}, {8}}); });
   expect_equals_one_device(run, kColumns);
-  for (size_t r = 0; r < run.ops.size(); ++r) {
-    EXPECT_TRUE(run.ops[r].plain) << "rank " << r;
-    EXPECT_TRUE(run.ops[r].all_reduces.empty()) << "rank " << r;
+  for (size_t r = 0; r < run.seen.size(); ++r) {
+    EXPECT_TRUE(run.seen[r].plain) << "rank " << r;
+    EXPECT_TRUE(run.seen[r].all_reduces.empty()) << "rank " << r;
   }
 }
 
