@@ -32,12 +32,6 @@ constexpr int64_t kSteps = 6;
 constexpr uint64_t kSeed = 53;
 constexpr int kWorld = 8;
 
-// sum((pred - target)^2) from Sub, Mul and ReduceSum.
-Value squared_error_sum(GraphBuilder& b, Value pred, Value target) {
-  const Value d = b.sub(pred, target);
-  return b.reduce_sum(b.mul(d, d));
-}
-
 // x -> x * s -> Dropout(seeds) -> * w. Every op is a Primitive so that a case can shard it; s
 // and w get their gradients through the dropout's mask. The seeds are the batch's second
 // column, which the loss builder hands over before calling the cell (a cell takes one input).

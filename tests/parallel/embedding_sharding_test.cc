@@ -23,7 +23,6 @@
 
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
-#include <shardflow/train/losses.h>
 #include <shardflow/train/semi_auto_step.h>
 
 namespace sf::paralleltest {
@@ -61,16 +60,6 @@ std::vector<Tensor> row(int64_t i) {
   return {ids, t};
 }
 
-// sum((pred - target)^2): a sum rather than MSELoss's mean, so that each row of the table moves
-// by a step well above the tolerance.
-class SquaredErrorSum : public nn::LossFn {
- public:
-  Value operator()(GraphBuilder& b, Value pred, Value target) const override {
-    const Value d = b.sub(pred, target);
-    return b.reduce_sum(b.mul(d, d));
-  }
-};
-
 dataset::Dataset batches() {
   return dataset::Dataset::generator(row, kSteps * kBatch, {"ids", "target"}).batch(kBatch);
 }
@@ -95,8 +84,9 @@ LookupOps lookup_ops(const SemiAutoProgram& sp, int /*rank*/) {
   return out;
 }
 
-// Model::train of a fresh TokenEmbedding with SGD; the 1-device run must halve its loss, and every parameter
-// block be within 1e-5 of 1 device's.
+// Model::train of a fresh TokenEmbedding with SGD on the sum of squared errors (a sum, so that each row of the
+// table moves by a step well above the tolerance); the 1-device run must halve its loss, and every parameter block
+// be within 1e-5 of 1 device's.
 const TrainAgainstOneDevice<TokenEmbedding, LookupOps>& against_one_device() {
   static const TrainAgainstOneDevice<TokenEmbedding, LookupOps> harness({
       .seed = kSeed,

@@ -25,7 +25,6 @@
 #include <shardflow/parallel/redistribution_planner.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
 #include <shardflow/parallel/strategy.h>
-#include <shardflow/train/losses.h>
 #include <shardflow/train/semi_auto_step.h>
 
 namespace sf::paralleltest {
@@ -255,15 +254,6 @@ std::vector<Tensor> row(int64_t i) {
 
 dataset::Dataset batches() { return dataset::Dataset::generator(row, kSteps * kBatch, {"x", "target"}).batch(kBatch); }
 
-// sum((pred - target)^2): a sum, so that a wrong gradient moves the parameters visibly.
-class SquaredErrorSum : public nn::LossFn {
- public:
-  Value operator()(GraphBuilder& b, Value pred, Value target) const override {
-    const Value d = b.sub(pred, target);
-    return b.reduce_sum(b.mul(d, d));
-  }
-};
-
 // What a rank's semi-auto program holds around the Reshapes.
 struct ReshapeOps {
   std::vector<std::string> reshapes;  // the global Reshape nodes' names
@@ -278,7 +268,8 @@ ReshapeOps reshape_ops(const SemiAutoProgram& sp, int /*rank*/) {
   return out;
 }
 
-// Model::train of a fresh Attention with SGD; every parameter block within 2e-5 of 1 device's.
+// Model::train of a fresh Attention with SGD on the sum of squared errors; every parameter block within 2e-5 of 1
+// device's.
 const TrainAgainstOneDevice<Attention, ReshapeOps>& against_one_device() {
   static const TrainAgainstOneDevice<Attention, ReshapeOps> harness({
       .seed = kSeed,

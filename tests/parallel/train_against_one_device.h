@@ -32,6 +32,20 @@ namespace sf::paralleltest {
 template <class Net>
 using Shard = std::function<void(Net&)>;
 
+// sum((pred - target)^2) from Sub, Mul and ReduceSum. A sum rather than MSELoss's mean: a mean's gradients over a
+// batch of small values barely move the parameters, and a wrong gradient could hide below the tolerance.
+inline Value squared_error_sum(GraphBuilder& b, Value pred, Value target) {
+  const Value d = b.sub(pred, target);
+  return b.reduce_sum(b.mul(d, d));
+}
+
+class SquaredErrorSum : public nn::LossFn {
+ public:
+  Value operator()(GraphBuilder& b, Value pred, Value target) const override {
+    return squared_error_sum(b, pred, target);
+  }
+};
+
 // What a Training without an inspection notes of a rank's semi-auto program.
 struct NothingSeen {};
 

@@ -28,7 +28,6 @@
 
 #include <shardflow/core/error.h>
 #include <shardflow/parallel/sharding/op_sharding.h>
-#include <shardflow/train/losses.h>
 #include <shardflow/train/semi_auto_step.h>
 #include <shardflow/train/value_and_grad.h>
 #include "tests/train/parallel_fixture.h"
@@ -72,17 +71,6 @@ std::vector<Tensor> row(int64_t i) {
     t.f32()[k] = 0.2f * uniform_at(kSeed, 1, static_cast<uint64_t>(i * t.numel() + k));
   return {x, t};
 }
-
-// sum((pred - target)^2) from Sub, Mul and ReduceSum. A sum rather than MSELoss's mean: the
-// softmax's values are small, and their mean square error's gradients (1/512 of these) would
-// barely move the parameters, so a wrong gradient could hide below the tolerance.
-class SquaredErrorSum : public nn::LossFn {
- public:
-  Value operator()(GraphBuilder& b, Value pred, Value target) const override {
-    const Value d = b.sub(pred, target);
-    return b.reduce_sum(b.mul(d, d));
-  }
-};
 
 dataset::Dataset batches() { return dataset::Dataset::generator(row, kSteps * kBatch, {"x", "target"}).batch(kBatch); }
 
@@ -147,8 +135,9 @@ TakenSplits taken_splits(const SemiAutoProgram& sp, int /*rank*/) {
   return taken;
 }
 
-// Model::train of a fresh Net with SGD at Net::kLr on the sum of squared errors; every parameter block within
-// 2e-5 of 1 device's (Block's w, the parameter that moves least, moves 3.5e-3).
+// Model::train of a fresh Net with SGD at Net::kLr on the sum of squared errors (the softmax's values are small,
+// and a mean square error's gradients, 1/512 of these, would barely move the parameters); every parameter block
+// within 2e-5 of 1 device's (Block's w, the parameter that moves least, moves 3.5e-3).
 template <class Net>
 const TrainAgainstOneDevice<Net, TakenSplits>& against_one_device() {
   static const TrainAgainstOneDevice<Net, TakenSplits> harness({
