@@ -99,7 +99,8 @@ void add_model_options(CLI::App& app, Options& o) {
       ->each([&o](const std::string&) { o.clip_given = true; });
   app.add_option("--seed", o.seed, "initialisation seed");
   app.add_option("--text-dir", o.text_dir, "the fortune files");
-  app.add_option("--valid-batches", o.valid_batches, "validation batches evaluated after training (0: none)");
+  app.add_option("--valid-batches", o.valid_batches, "validation batches evaluated after training (0: none)")
+      ->check(sf::cli::kNonNegative);
   app.add_option("--generate", o.generate, "after training, greedily continue this prompt");
   app.add_option("--generate-tokens", o.generate_tokens, "characters --generate adds")->check(sf::cli::kPositive);
   app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR to DIR/rank_<r>/");
@@ -242,6 +243,8 @@ int main(int argc, char** argv) {
     corpus.emplace(ds::TextCorpus::read(o.text_dir));
     o.model.vocab = corpus->vocab().size();
     o.model.check();
+    // A prompt with a character the corpus lacks is refused now, not after training.
+    if (!o.generate.empty()) corpus->encode(o.generate);
     const int64_t devices = o.dry_run > 0 ? o.dry_run : job.size;
     par = parallel_for(o, devices);
     par.check(o.model);
