@@ -14,6 +14,7 @@
 
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/ops/kernels/label_check.h>
 #include <shardflow/ops/kernels/register.h>
 #include <shardflow/ops/op_def.h>
 
@@ -38,14 +39,6 @@ int64_t classes_of(const Node& n, const Shape& logits) {
   SF_ENFORCE(c >= 1 && c <= logits[1], InvalidArgument, "{}: classes {} must be in [1, {}] (the logits' columns)",
              node_label(n), c, logits[1]);
   return c;
-}
-
-// Label of row r, refused unless in [0, classes): a bad label would index out of the row.
-int32_t label_at(const Node& n, const int32_t* labels, int64_t r, int64_t classes) {
-  const int32_t l = labels[r];
-  SF_ENFORCE(l >= 0 && l < classes, InvalidArgument, "{}: label {} of row {} is out of range [0, {})", node_label(n),
-             l, r, classes);
-  return l;
 }
 
 TypeInfo infer_sce(const Node& n, const std::vector<const Node*>& in) {

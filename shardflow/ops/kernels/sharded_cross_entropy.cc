@@ -29,6 +29,7 @@
 
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/ops/kernels/label_check.h>
 #include <shardflow/ops/kernels/register.h>
 #include <shardflow/ops/op_def.h>
 
@@ -62,15 +63,6 @@ void check_x(const Node& n, const Node& x) {
 void check_shape(const Node& n, const Node& v, DType dt, const Shape& want, const char* what) {
   SF_ENFORCE(v.dtype == dt && v.shape == want, ShapeError, "{}: {} must be {}{}, got {}{}", node_label(n), what,
              dtype_name(dt), brief_shape(want), dtype_name(v.dtype), brief_shape(v.shape));
-}
-
-// Label of row r, refused unless a real class: past `classes` it would name a padding column
-// (or one past the vocabulary), and the loss would be that of no class.
-int32_t label_at(const Node& n, const int32_t* labels, int64_t r, int64_t classes) {
-  const int32_t l = labels[r];
-  SF_ENFORCE(l >= 0 && l < classes, InvalidArgument, "{}: label {} of row {} is out of range [0, {})", node_label(n),
-             l, r, classes);
-  return l;
 }
 
 TypeInfo infer_max(const Node& n, const std::vector<const Node*>& in) {
