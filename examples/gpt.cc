@@ -243,6 +243,9 @@ int main(int argc, char** argv) {
     corpus.emplace(ds::TextCorpus::read(o.text_dir));
     o.model.vocab = corpus->vocab().size();
     o.model.check();
+    // A malformed strategy file is refused here, before any rank communicates (the step checks
+    // its entries against the graph again when it is built).
+    if (!o.strategies.strategy_file.empty()) sf::load_strategy_file(o.strategies.strategy_file);
     // A prompt with a character the corpus lacks is refused now, not after training.
     if (!o.generate.empty()) corpus->encode(o.generate);
     const int64_t devices = o.dry_run > 0 ? o.dry_run : job.size;
