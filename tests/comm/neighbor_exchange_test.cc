@@ -17,6 +17,8 @@
 
 namespace sf::comm {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace neighbor_exchange_test {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -252,5 +254,6 @@ TEST(NeighborExchange, AsyncHandleCarriesPeerLost) {
   EXPECT_TRUE(w.error());
 }
 
+}  // namespace neighbor_exchange_test
 }  // namespace
 }  // namespace sf::comm

@@ -18,6 +18,8 @@
 
 namespace sf::comm {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace neighbor_exchange_v2_test {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -333,5 +335,6 @@ TEST(NeighborExchangeV2, AbsentNeighbourIsNamed) {
   }
 }
 
+}  // namespace neighbor_exchange_v2_test
 }  // namespace
 }  // namespace sf::comm

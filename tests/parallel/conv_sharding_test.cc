@@ -29,6 +29,8 @@
 
 namespace sf::paralleltest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace conv_sharding_test {
 
 constexpr int64_t kSide = 16;  // image side: 8 after the head, then 8, 4, 2, 1
 constexpr int64_t kBatch = 8;
@@ -344,5 +346,6 @@ TEST(ConvCellsShard, AnUpdateStrategyThatWouldMoveTheParameterIsRefused) {
   });
 }
 
+}  // namespace conv_sharding_test
 }  // namespace
 }  // namespace sf::paralleltest

@@ -26,6 +26,8 @@
 
 namespace sf::paralleltest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace dropout_sharding_test {
 
 constexpr int64_t kBatch = 8, kSeq = 8, kHidden = 16, kHeads = 2;
 constexpr int64_t kSteps = 6;
@@ -209,5 +211,6 @@ TEST(DropoutRules, CausalMaskSplitsEveryDimWithoutPartials) {
   EXPECT_FALSE(s.output.is_partial());
 }
 
+}  // namespace dropout_sharding_test
 }  // namespace
 }  // namespace sf::paralleltest

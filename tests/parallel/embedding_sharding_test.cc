@@ -27,6 +27,8 @@
 
 namespace sf::paralleltest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace embedding_sharding_test {
 
 constexpr int64_t kBatch = 8, kSeq = 8, kHidden = 16, kVocab = 32;
 constexpr int64_t kSteps = 10;
@@ -233,5 +235,6 @@ TEST(EmbeddingRules, TheGradientOfABatchSplitIsPartialOverTheBatch) {
   EXPECT_EQ(h.output.splits(1), 8);
 }
 
+}  // namespace embedding_sharding_test
 }  // namespace
 }  // namespace sf::paralleltest

@@ -13,6 +13,8 @@
 
 namespace sf {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace redistribution_plan_test {
 
 using ::testing::ElementsAre;
 
@@ -169,5 +171,6 @@ TEST(RedistributionPlan, AcrossDeviceMatricesWithoutACommonRefinement) {
   EXPECT_EQ(p.steps.back().after.mesh().dims(), (std::vector<int64_t>{3, 2}));
 }
 
+}  // namespace redistribution_plan_test
 }  // namespace
 }  // namespace sf

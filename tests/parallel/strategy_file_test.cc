@@ -17,6 +17,8 @@
 
 namespace sf::paralleltest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace strategy_file_test {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -234,5 +236,6 @@ TEST(StrategyFile, HostileFilesGetOneShortLineNotASignal) {
   }
 }
 
+}  // namespace strategy_file_test
 }  // namespace
 }  // namespace sf::paralleltest

@@ -34,6 +34,8 @@
 
 namespace sf::paralleltest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace transformer_sharding_test {
 
 constexpr int64_t kBatch = 8, kSeq = 4, kHidden = 16;
 constexpr int64_t kSteps = 12;
@@ -350,5 +352,6 @@ TEST(TransformerOpsRules, BatchMatMulReduceSplitIsPartialAndBatchSplitIsNot) {
                InvalidArgument);
 }
 
+}  // namespace transformer_sharding_test
 }  // namespace
 }  // namespace sf::paralleltest

@@ -10,6 +10,8 @@
 
 namespace sf::pipeline {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace stage_split_test {
 
 // x -> a = relu(x W0) [stage 0] -> b = relu(a W1) [stage 1] -> logits = (b + a) W2 [stage 2] -> loss.
 struct Net {
@@ -86,5 +88,6 @@ TEST(StageSplit, ALossBeforeTheLastStageIsRefused) {
               testing::ThrowsMessage<InvalidArgument>(testing::HasSubstr("is computed on stage 2, but the last stage is 3")));
 }
 
+}  // namespace stage_split_test
 }  // namespace
 }  // namespace sf::pipeline

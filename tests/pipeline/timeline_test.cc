@@ -26,6 +26,8 @@
 
 namespace sf::pipeline {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace timeline_test {
 
 struct Case {
   ScheduleKind kind;
@@ -619,5 +621,6 @@ TEST(RenderHtml, SelfContainedPageWithEveryTimelinesBlocksAndFigures) {
   EXPECT_LT(html.find("Planned:"), html.find("Measured:"));
 }
 
+}  // namespace timeline_test
 }  // namespace
 }  // namespace sf::pipeline

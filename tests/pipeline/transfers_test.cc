@@ -10,6 +10,8 @@
 
 namespace sf::pipeline {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace transfers_test {
 
 struct Case {
   ScheduleKind kind;
@@ -65,5 +67,6 @@ TEST(Transfers, AListThatAlreadyHasTransfersIsRefused) {
               testing::ThrowsMessage<InvalidArgument>(testing::HasSubstr("already has the transfer SEND_F0")));
 }
 
+}  // namespace transfers_test
 }  // namespace
 }  // namespace sf::pipeline

@@ -11,6 +11,8 @@
 
 namespace sf {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace checkpoint_dir_reshard_test {
 
 using ckpttest::Saved;
 using ckpttest::blocks_of;
@@ -123,5 +125,6 @@ TEST(CheckpointDirReshard, TensorsHeldBySomeRanksOnly) {
   EXPECT_TRUE(bitwise_equal(reader.read_whole("b"), b));
 }
 
+}  // namespace checkpoint_dir_reshard_test
 }  // namespace
 }  // namespace sf

@@ -30,6 +30,8 @@
 
 namespace sf::traintest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace clip_grad_semi_auto_test {
 
 constexpr int kDevices = 8;
 constexpr int64_t kDp = 2, kTp = 4, kHidden = 24, kClasses = 10, kBatch = 16, kSteps = 6;
@@ -243,5 +245,6 @@ TEST(ClipGradSemiAuto, ClippedAdamWResumesBitwiseOnEveryRank) {
   }
 }
 
+}  // namespace clip_grad_semi_auto_test
 }  // namespace
 }  // namespace sf::traintest

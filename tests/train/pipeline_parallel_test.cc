@@ -10,8 +10,10 @@
 #include <shardflow/train/model.h>
 #include <shardflow/train/pipeline_cell.h>
 
+// Its own namespace: the test files are compiled several to a unit.
 namespace sf::traintest {
 namespace {
+namespace pipeline_parallel_test {
 
 constexpr int kSteps = 20;
 
@@ -75,11 +77,13 @@ INSTANTIATE_TEST_SUITE_P(Schedules, PipelineEquivalence,
                                          PipeCase{"1f1b", 2, 1, 2, 4}, PipeCase{"zb_h1", 2, 1, 4, 2}),
                          case_name);
 
+}  // namespace pipeline_parallel_test
 }  // namespace
 }  // namespace sf::traintest
 
 namespace sf::traintest {
 namespace {
+namespace pipeline_parallel_test {
 
 // x -> stage 0 -> stage 1 -> stage 2, plus a residual from stage 0's output to the end (relayed
 // through stage 1), and one weight W read on stages 0 and 1 (add_pipeline_stage(1)).
@@ -184,11 +188,13 @@ TEST(PipelineErrors, AParameterReadByAStageItWasNotAddedToIsRefused) {
               testing::HasSubstr("stage 1 reads parameter 'w', which belongs to another stage; call add_pipeline_stage(1)"));
 }
 
+}  // namespace pipeline_parallel_test
 }  // namespace
 }  // namespace sf::traintest
 
 namespace sf::traintest {
 namespace {
+namespace pipeline_parallel_test {
 
 TEST(PipelineErrors, ARefusalOnOneRankStopsEveryRankWithoutAStep) {
   ParallelContextGuard guard(stages_ctx(2));
@@ -208,11 +214,13 @@ TEST(PipelineErrors, ARefusalOnOneRankStopsEveryRankWithoutAStep) {
   EXPECT_THAT(errors[0], testing::HasSubstr("rank 1 refused the configuration"));
 }
 
+}  // namespace pipeline_parallel_test
 }  // namespace
 }  // namespace sf::traintest
 
 namespace sf::traintest {
 namespace {
+namespace pipeline_parallel_test {
 
 // Rank 1 (the last stage) fails after its third step; rank 0, waiting for its gradients in the
 // fourth, must get an error naming rank 1 at once (its endpoint is closed), not hang.
@@ -244,11 +252,13 @@ TEST(PipelineFailure, ANeighbourThatDiesMidTrainingIsNamed) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
+}  // namespace pipeline_parallel_test
 }  // namespace
 }  // namespace sf::traintest
 
 namespace sf::traintest {
 namespace {
+namespace pipeline_parallel_test {
 
 // The micro-batch actors alive at once on stage s: m under GPipe, p - s under 1F1B (p = 4, m = 8).
 std::vector<int> peak_in_flight(const char* scheduler) {
@@ -271,5 +281,6 @@ TEST(PipelineParallel, MicroBatchesInFlightAreBoundedByTheSchedule) {
   EXPECT_EQ(peak_in_flight("1f1b"), (std::vector<int>{4, 3, 2, 1}));
 }
 
+}  // namespace pipeline_parallel_test
 }  // namespace
 }  // namespace sf::traintest

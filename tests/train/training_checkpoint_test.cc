@@ -27,6 +27,8 @@
 
 namespace sf::traintest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace training_checkpoint_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
@@ -185,5 +187,6 @@ TEST(TrainingCheckpoint, CheckpointsWithoutATrainingStateAreRefused) {
   set_seed(0);
 }
 
+}  // namespace training_checkpoint_test
 }  // namespace
 }  // namespace sf::traintest

@@ -22,6 +22,8 @@
 
 namespace sf::traintest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace training_state_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
@@ -347,5 +349,6 @@ TEST(TrainingState, AResumePointOutsideTheRunIsRefusedBeforeAnyStep) {
   set_seed(0);
 }
 
+}  // namespace training_state_test
 }  // namespace
 }  // namespace sf::traintest

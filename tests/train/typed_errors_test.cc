@@ -20,6 +20,8 @@
 
 namespace sf::traintest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace typed_errors_test {
 
 using Clock = std::chrono::steady_clock;
 
@@ -170,5 +172,6 @@ TEST(TypedErrors, AKernelErrorOnAPipelineStageStaysInvalidArgumentNamingTheOpOnc
   expect_peer_lost(errors[0], 1, "pipeline: stage 0, ");
 }
 
+}  // namespace typed_errors_test
 }  // namespace
 }  // namespace sf::traintest

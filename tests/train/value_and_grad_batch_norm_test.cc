@@ -17,6 +17,8 @@
 
 namespace sf::traintest {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace value_and_grad_batch_norm_test {
 
 constexpr float kLr = 0.02f, kMomentum = 0.9f;
 constexpr int64_t kBatch = 8, kSteps = 5;
@@ -72,5 +74,6 @@ TEST(ValueAndGradBatchNorm, TrainsLikeModelAndMovesTheMovingStatistics) {
   expect_close(functional.net->get_parameters(), by_model.net->get_parameters());
 }
 
+}  // namespace value_and_grad_batch_norm_test
 }  // namespace
 }  // namespace sf::traintest

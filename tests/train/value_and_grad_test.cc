@@ -19,6 +19,8 @@
 
 namespace sf {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace value_and_grad_test {
 
 constexpr int64_t kBatch = 8, kIn = 4, kHidden = 5, kClasses = 3;
 
@@ -169,5 +171,6 @@ TEST_F(ValueAndGrad, AParameterTheLossDoesNotUseIsNamed) {
   }
 }
 
+}  // namespace value_and_grad_test
 }  // namespace
 }  // namespace sf
