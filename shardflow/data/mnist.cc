@@ -10,7 +10,7 @@ namespace sf::dataset {
 
 namespace {
 
-constexpr const char* kWho = "MnistDataset";
+constexpr const char* kMnist = "MnistDataset";
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -33,14 +33,14 @@ struct CheckedFiles {
 
 CheckedFiles check_files(const std::string& dir, const std::string& usage, int num_classes) {
   SF_ENFORCE(usage == "train" || usage == "test", InvalidArgument,
-             "{}: usage must be \"train\" or \"test\", got \"{}\"", kWho, usage);
+             "{}: usage must be \"train\" or \"test\", got \"{}\"", kMnist, usage);
   SF_ENFORCE(num_classes >= 1 && num_classes <= 256, InvalidArgument,
-             "{}: num_classes must be in 1..256 (labels are bytes), got {}", kWho, num_classes);
+             "{}: num_classes must be in 1..256 (labels are bytes), got {}", kMnist, num_classes);
   const std::string prefix = usage == "train" ? "train" : "t10k";
   const std::string images_base = prefix + "-images-idx3-ubyte";
   const std::string labels_base = prefix + "-labels-idx1-ubyte";
   SF_ENFORCE(is_directory(dir), IoError,
-             "{}: dataset directory '{}' does not exist or is not a directory (looked for {}[.gz] and {}[.gz])", kWho,
+             "{}: dataset directory '{}' does not exist or is not a directory (looked for {}[.gz] and {}[.gz])", kMnist,
              dir, images_base, labels_base);
 
   CheckedFiles f;
@@ -67,7 +67,7 @@ void Dataset::check_mnist(const std::string& dir, const std::string& usage, int 
 
 Dataset Dataset::mnist(const std::string& dir, const std::string& usage, int num_shards, int shard_id,
                        int num_classes) {
-  check_shard_args(kWho, num_shards, shard_id);
+  check_shard_args(kMnist, num_shards, shard_id);
   const CheckedFiles f = check_files(dir, usage, num_classes);
   const IdxArray images = read_idx(f.images_path, kIdxImagesMagic, "images");
   const IdxArray& labels = f.labels;

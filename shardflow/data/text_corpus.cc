@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kWho = "TextCorpus";
+constexpr const char* kCorpus = "TextCorpus";
 // The most elements one windows column of a shard may hold (4 GiB of i32 per column). Windows
 // copy their tokens, so overlapping ones multiply the text: stride 1 with a seq near the
 // text's length would ask for terabytes, refused here with the numbers rather than by the OS.
@@ -42,21 +42,21 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 // The whole file as bytes; IoError naming it if it cannot be read or is not plain text.
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  SF_ENFORCE(in.good(), IoError, "{}: cannot open '{}': {}", kWho, brief_text(path), std::strerror(errno));
+  SF_ENFORCE(in.good(), IoError, "{}: cannot open '{}': {}", kCorpus, brief_text(path), std::strerror(errno));
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  SF_ENFORCE(!in.bad(), IoError, "{}: cannot read '{}'", kWho, brief_text(path));
+  SF_ENFORCE(!in.bad(), IoError, "{}: cannot read '{}'", kCorpus, brief_text(path));
   // A NUL byte means a binary file (an index under another name, say): its "cookies" would
   // be noise in the vocabulary, so it is refused rather than read.
   const size_t nul = bytes.find('\0');
   SF_ENFORCE(nul == std::string::npos, IoError,
              "{}: '{}' holds a NUL byte at offset {}: not a plain text fortune file (remove it from the directory)",
-             kWho, brief_text(path), nul);
+             kCorpus, brief_text(path), nul);
   return bytes;
 }
 
 void check_validation_every(int validation_every) {
   SF_ENFORCE(validation_every >= 2, InvalidArgument,
-             "{}: validation_every must be >= 2 (every n-th cookie is validation), got {}", kWho, validation_every);
+             "{}: validation_every must be >= 2 (every n-th cookie is validation), got {}", kCorpus, validation_every);
 }
 
 }  // namespace
@@ -93,7 +93,7 @@ std::vector<std::string> split_cookies(std::string_view text) {
 std::vector<std::string> fortune_files(const std::string& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
-  SF_ENFORCE(!ec, IoError, "{}: cannot list '{}': {}", kWho, brief_text(dir), ec.message());
+  SF_ENFORCE(!ec, IoError, "{}: cannot list '{}': {}", kCorpus, brief_text(dir), ec.message());
   std::vector<std::string> names;
   for (const fs::directory_iterator end{}; it != end && !ec; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -104,7 +104,7 @@ std::vector<std::string> fortune_files(const std::string& dir) {
     const fs::file_status st = it->symlink_status(sec);
     if (!sec && fs::is_regular_file(st)) names.push_back(name);
   }
-  SF_ENFORCE(!ec, IoError, "{}: cannot list '{}': {}", kWho, brief_text(dir), ec.message());
+  SF_ENFORCE(!ec, IoError, "{}: cannot list '{}': {}", kCorpus, brief_text(dir), ec.message());
   std::sort(names.begin(), names.end());  // byte order: the same on every machine and locale
   std::vector<std::string> paths;
   paths.reserve(names.size());
@@ -172,19 +172,19 @@ TextCorpus::TextCorpus(std::vector<std::string> files, std::vector<std::string> 
 TextCorpus TextCorpus::read(const std::string& dir, int validation_every) {
   check_validation_every(validation_every);
   std::error_code ec;
-  SF_ENFORCE(fs::is_directory(dir, ec), IoError, "{}: '{}' does not exist or is not a directory; {}", kWho,
+  SF_ENFORCE(fs::is_directory(dir, ec), IoError, "{}: '{}' does not exist or is not a directory; {}", kCorpus,
              brief_text(dir), kInstallHint);
   std::vector<std::string> files = fortune_files(dir);
   SF_ENFORCE(!files.empty(), IoError,
              "{}: '{}' holds no fortune files (plain text files; .dat, .u8, symlinks and subdirectories are "
              "skipped); {}",
-             kWho, brief_text(dir), kInstallHint);
+             kCorpus, brief_text(dir), kInstallHint);
   std::vector<std::string> cookies;
   for (const std::string& path : files) {
     std::vector<std::string> more = split_cookies(read_text_file(path));
     cookies.insert(cookies.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
-  SF_ENFORCE(!cookies.empty(), IoError, "{}: the {} fortune files of '{}' hold no cookies; {}", kWho, files.size(),
+  SF_ENFORCE(!cookies.empty(), IoError, "{}: the {} fortune files of '{}' hold no cookies; {}", kCorpus, files.size(),
              brief_text(dir), kInstallHint);
   return TextCorpus(std::move(files), std::move(cookies), validation_every);
 }
@@ -194,7 +194,7 @@ TextCorpus TextCorpus::from_cookies(const std::vector<std::string>& cookies, int
   std::vector<std::string> kept;
   for (const std::string& c : cookies)
     if (!only_whitespace(c)) kept.push_back(c);
-  SF_ENFORCE(!kept.empty(), InvalidArgument, "{}::from_cookies: none of the {} cookies holds text", kWho,
+  SF_ENFORCE(!kept.empty(), InvalidArgument, "{}::from_cookies: none of the {} cookies holds text", kCorpus,
              cookies.size());
   return TextCorpus({}, std::move(kept), validation_every);
 }
@@ -212,7 +212,7 @@ std::span<const int32_t> TextCorpus::ids(TextSplit split) const {
 }
 
 int64_t TextCorpus::num_windows(TextSplit split, int64_t seq, int64_t stride, int64_t offset) const {
-  SF_ENFORCE(stride >= 0, InvalidArgument, "{} {} windows: stride must be >= 1 (or 0 for seq), got {}", kWho,
+  SF_ENFORCE(stride >= 0, InvalidArgument, "{} {} windows: stride must be >= 1 (or 0 for seq), got {}", kCorpus,
              split_name(split), stride);
   return count_windows(static_cast<int64_t>(ids(split).size()), seq, stride == 0 ? seq : stride, offset);
 }
@@ -220,7 +220,7 @@ int64_t TextCorpus::num_windows(TextSplit split, int64_t seq, int64_t stride, in
 Dataset TextCorpus::windows(TextSplit split, int64_t seq, int64_t stride, int64_t offset, int num_shards,
                             int shard_id) const {
   return token_windows(ids(split), seq, stride, offset, num_shards, shard_id,
-                       fmt::format("{} {} windows", kWho, split_name(split)));
+                       fmt::format("{} {} windows", kCorpus, split_name(split)));
 }
 
 }  // namespace sf::dataset

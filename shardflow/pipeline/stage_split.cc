@@ -58,7 +58,7 @@ void infer_stages(const Graph& g, const std::vector<char>& needed, std::vector<i
   }
 }
 
-struct Builder {
+struct SplitBuilder {
   const Graph& src;
   StageGraph out;
   std::vector<int> map;  // original id -> id in out.graph
@@ -119,7 +119,7 @@ std::vector<StageGraph> split_stages(const Graph& g, int loss, std::vector<int> 
 
   std::vector<StageGraph> stages;
   for (int k = 0; k < virtual_stages; ++k) {
-    Builder b{g, {}, std::vector<int>(g.size(), -1)};
+    SplitBuilder b{g, {}, std::vector<int>(g.size(), -1)};
     b.out.virtual_stage = k;
     Graph& sg = b.out.graph;
     if (k > 0)

@@ -4,15 +4,15 @@
 
 namespace sf::nn {
 namespace {
-thread_local StageRecord* active = nullptr;
+thread_local StageRecord* active_stages = nullptr;
 }
 
 StageRecord::StageRecord() {
-  SF_ENFORCE(active == nullptr, InvalidArgument, "pipeline: a stage record is already active on this thread");
-  active = this;
+  SF_ENFORCE(active_stages == nullptr, InvalidArgument, "pipeline: a stage record is already active on this thread");
+  active_stages = this;
 }
 
-StageRecord::~StageRecord() { active = nullptr; }
+StageRecord::~StageRecord() { active_stages = nullptr; }
 
 std::vector<int> StageRecord::stage_of_nodes(int graph_size) const {
   std::vector<int> out(static_cast<size_t>(graph_size), -1);
@@ -21,20 +21,20 @@ std::vector<int> StageRecord::stage_of_nodes(int graph_size) const {
 }
 
 void pipeline_stage_entered(const std::string& cell, int stage) {
-  if (!active) return;
-  for (const auto& [name, s] : active->calls_)
+  if (!active_stages) return;
+  for (const auto& [name, s] : active_stages->calls_)
     SF_ENFORCE(s <= stage, InvalidArgument,
                "pipeline: cell '{}' has pipeline_stage {} but runs after cell '{}' with pipeline_stage {}; stages "
                "must not decrease in execution order",
                cell, stage, name, s);
-  active->calls_.emplace_back(cell, stage);
+  active_stages->calls_.emplace_back(cell, stage);
 }
 
 void pipeline_stage_ops(int first, int end, int stage) {
-  if (!active) return;
-  if (static_cast<int>(active->stage_.size()) < end) active->stage_.resize(static_cast<size_t>(end), -1);
+  if (!active_stages) return;
+  if (static_cast<int>(active_stages->stage_.size()) < end) active_stages->stage_.resize(static_cast<size_t>(end), -1);
   for (int id = first; id < end; ++id)
-    if (active->stage_[id] < 0) active->stage_[id] = stage;
+    if (active_stages->stage_[id] < 0) active_stages->stage_[id] = stage;
 }
 
 }  // namespace sf::nn

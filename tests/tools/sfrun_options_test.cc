@@ -8,6 +8,8 @@
 
 namespace sf::sfrun {
 namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace sfrun_options_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -89,5 +91,6 @@ TEST(SfrunOptions, AHugeArgumentGivesAShortOneLineError) {
   }
 }
 
+}  // namespace sfrun_options_test
 }  // namespace
 }  // namespace sf::sfrun

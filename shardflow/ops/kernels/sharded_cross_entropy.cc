@@ -71,7 +71,7 @@ TypeInfo infer_max(const Node& n, const std::vector<const Node*>& in) {
   return {{in[0]->shape[0]}, DType::kF32};
 }
 
-void forward_max(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
+void forward_shard_max(const Node& n, const std::vector<Tensor>& in, Tensor& out) {
   const int64_t rows = in[0].dim(0), cols = in[0].dim(1);
   const Block b = block_of(n, cols);
   const float* x = in[0].f32();
@@ -195,7 +195,8 @@ void forward_from_sums_grad(const Node&, const std::vector<Tensor>& in, Tensor& 
 }  // namespace
 
 void register_sharded_cross_entropy_ops(OpRegistry& r) {
-  r.add({.name = "CrossEntropyShardMax", .arity = 1, .infer = infer_max, .forward = forward_max, .grad = grad_none});
+  r.add({.name = "CrossEntropyShardMax", .arity = 1, .infer = infer_max, .forward = forward_shard_max,
+         .grad = grad_none});
   r.add({.name = "CrossEntropyShardSums", .arity = 3, .infer = infer_sums, .forward = forward_sums,
          .grad = grad_sums});
   r.add({.name = "CrossEntropyShardSumsGrad",

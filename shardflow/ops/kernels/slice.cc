@@ -68,7 +68,7 @@ SliceSpec slice_spec(const Node& n, const Shape& in) {
 // Calls row(offset) for each innermost row of the slice, row-major, with the offset in a
 // tensor of shape `full` of the row's first element; the row's elements are step[rank-1] apart.
 template <class F>
-void for_each_row(const SliceSpec& s, const Shape& full, F&& row) {
+void for_each_slice_row(const SliceSpec& s, const Shape& full, F&& row) {
   const int r = s.rank;
   for (int d = 0; d < r; ++d)
     if (s.count[d] == 0) return;
@@ -95,7 +95,7 @@ void gather(const SliceSpec& s, const Tensor& x, Tensor& out) {
   const T* px = x.data<T>();
   T* o = out.data<T>();
   const int64_t len = s.rank ? s.count[s.rank - 1] : 1, step = s.rank ? s.step[s.rank - 1] : 1;
-  for_each_row(s, x.shape(), [&](int64_t off) {
+  for_each_slice_row(s, x.shape(), [&](int64_t off) {
     const T* p = px + off;
     for (int64_t j = 0; j < len; ++j) o[j] = p[j * step];
     o += len;
@@ -129,7 +129,7 @@ void forward_slice_grad(const Node& n, const std::vector<Tensor>& in, Tensor& ou
   float* o = out.f32();
   const int64_t len = s.rank ? s.count[s.rank - 1] : 1, step = s.rank ? s.step[s.rank - 1] : 1;
   out.zero();
-  for_each_row(s, out.shape(), [&](int64_t off) {
+  for_each_slice_row(s, out.shape(), [&](int64_t off) {
     for (int64_t j = 0; j < len; ++j) o[off + j * step] = g[j];
     g += len;
   });

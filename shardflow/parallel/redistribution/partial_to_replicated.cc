@@ -12,7 +12,8 @@
 
 namespace sf {
 
-namespace {
+// Named, not anonymous: every conversion's candidates and lower, compiled in one unit.
+namespace partial_to_replicated {
 std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape& shape, int64_t element_bytes) {
   std::vector<RedistributionStep> out;
   const double b = static_cast<double>(shard_bytes(from, shape, element_bytes));
@@ -29,8 +30,9 @@ std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape
 Value lower(GraphBuilder& b, const RedistributionStep& step, const Shape&, int rank, Value x) {
   return CollectiveBuilder(b, step_group(step, rank)).all_reduce(x, "sum");
 }
-}  // namespace
+}  // namespace partial_to_replicated
 
-extern const Conversion kPartialToReplicated{StepKind::kAllReduce, candidates, lower};
+extern const Conversion kPartialToReplicated{StepKind::kAllReduce,
+                                  partial_to_replicated::candidates, partial_to_replicated::lower};
 
 }  // namespace sf

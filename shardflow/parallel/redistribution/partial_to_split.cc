@@ -14,7 +14,8 @@
 
 namespace sf {
 
-namespace {
+// Named, not anonymous: every conversion's candidates and lower, compiled in one unit.
+namespace partial_to_split {
 std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape& shape, int64_t element_bytes) {
   std::vector<RedistributionStep> out;
   const double b = static_cast<double>(shard_bytes(from, shape, element_bytes));
@@ -35,8 +36,9 @@ Value lower(GraphBuilder& b, const RedistributionStep& step, const Shape&, int r
   if (dim != 0) x = b.concat(split_into(b, x, dim, cb.group().size), 0);
   return cb.reduce_scatter(x, "sum");
 }
-}  // namespace
+}  // namespace partial_to_split
 
-extern const Conversion kPartialToSplit{StepKind::kReduceScatter, candidates, lower};
+extern const Conversion kPartialToSplit{StepKind::kReduceScatter,
+                                  partial_to_split::candidates, partial_to_split::lower};
 
 }  // namespace sf

@@ -9,7 +9,8 @@
 
 namespace sf {
 
-namespace {
+// Named, not anonymous: every conversion's candidates and lower, compiled in one unit.
+namespace replicated_to_partial {
 std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape&, int64_t) {
   std::vector<RedistributionStep> out;
   for (int axis : from.replicated_axes()) {
@@ -27,8 +28,9 @@ Value lower(GraphBuilder& b, const RedistributionStep& step, const Shape&, int r
   const bool keep = step.before.mesh().index_on(rank, step.axes) == 0;
   return b.mul(x, b.fill({}, keep ? 1.0f : 0.0f));
 }
-}  // namespace
+}  // namespace replicated_to_partial
 
-extern const Conversion kReplicatedToPartial{StepKind::kPartial, candidates, lower};
+extern const Conversion kReplicatedToPartial{StepKind::kPartial,
+                                  replicated_to_partial::candidates, replicated_to_partial::lower};
 
 }  // namespace sf

@@ -10,7 +10,8 @@
 
 namespace sf {
 
-namespace {
+// Named, not anonymous: every conversion's candidates and lower, compiled in one unit.
+namespace replicated_to_split {
 std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape& shape, int64_t) {
   std::vector<RedistributionStep> out;
   for (int axis : from.replicated_axes())
@@ -34,8 +35,9 @@ Value lower(GraphBuilder& b, const RedistributionStep& step, const Shape& shape,
   }
   return b.strided_slice(x, begin, end);
 }
-}  // namespace
+}  // namespace replicated_to_split
 
-extern const Conversion kReplicatedToSplit{StepKind::kSlice, candidates, lower};
+extern const Conversion kReplicatedToSplit{StepKind::kSlice,
+                                  replicated_to_split::candidates, replicated_to_split::lower};
 
 }  // namespace sf

@@ -13,7 +13,8 @@
 
 namespace sf {
 
-namespace {
+// Named, not anonymous: every conversion's candidates and lower, compiled in one unit.
+namespace split_to_replicated {
 std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape& shape, int64_t element_bytes) {
   std::vector<RedistributionStep> out;
   const double b = static_cast<double>(shard_bytes(from, shape, element_bytes));
@@ -32,8 +33,9 @@ Value lower(GraphBuilder& b, const RedistributionStep& step, const Shape&, int r
   if (dim == 0) return gathered;
   return b.concat(split_into(b, gathered, 0, cb.group().size), dim);
 }
-}  // namespace
+}  // namespace split_to_replicated
 
-extern const Conversion kSplitToReplicated{StepKind::kAllGather, candidates, lower};
+extern const Conversion kSplitToReplicated{StepKind::kAllGather,
+                                  split_to_replicated::candidates, split_to_replicated::lower};
 
 }  // namespace sf

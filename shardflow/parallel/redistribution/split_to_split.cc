@@ -11,7 +11,8 @@
 
 namespace sf {
 
-namespace {
+// Named, not anonymous: every conversion's candidates and lower, compiled in one unit.
+namespace split_to_split {
 std::vector<RedistributionStep> candidates(const TensorLayout& from, const Shape& shape, int64_t element_bytes) {
   std::vector<RedistributionStep> out;
   const double b = static_cast<double>(shard_bytes(from, shape, element_bytes));
@@ -33,8 +34,9 @@ Value lower(GraphBuilder& b, const RedistributionStep& step, const Shape&, int r
   CollectiveBuilder cb(b, step_group(step, rank));
   return cb.all_to_all(x, cb.group().size, /*split_dim=*/step.dims.at(1), /*concat_dim=*/step.dims.at(0));
 }
-}  // namespace
+}  // namespace split_to_split
 
-extern const Conversion kSplitToSplit{StepKind::kAlltoAll, candidates, lower};
+extern const Conversion kSplitToSplit{StepKind::kAlltoAll,
+                                  split_to_split::candidates, split_to_split::lower};
 
 }  // namespace sf

@@ -12,14 +12,14 @@
 namespace sf {
 
 namespace {
-struct Loops {
+struct LinearLoops {
   LoopNest nest;
   std::vector<int> lead;
   int k = 0, n = 0;
 };
 
-Loops loops(int lead_dims) {
-  Loops l;
+LinearLoops linear_loops(int lead_dims) {
+  LinearLoops l;
   for (int d = 0; d < lead_dims; ++d) {
     l.nest.loops.push_back(fmt::format("d{}", d));
     l.lead.push_back(d);
@@ -37,7 +37,7 @@ std::vector<int> with(std::vector<int> dims, int last) {
 }
 
 LoopNest linear_nest(const Node& node, const std::vector<Shape>& inputs) {
-  Loops l = loops(static_cast<int>(inputs[0].size()) - 1);  // shape inference checked rank >= 1
+  LinearLoops l = linear_loops(static_cast<int>(inputs[0].size()) - 1);  // shape inference checked rank >= 1
   const bool tb = node.attrs.get_int("transpose_b", 1) != 0;
   l.nest.inputs = {with(l.lead, l.k), tb ? std::vector<int>{l.n, l.k} : std::vector<int>{l.k, l.n}};
   l.nest.output = with(l.lead, l.n);
@@ -45,7 +45,7 @@ LoopNest linear_nest(const Node& node, const std::vector<Shape>& inputs) {
 }
 
 LoopNest grad_weight_nest(const Node& node, const std::vector<Shape>& inputs) {
-  Loops l = loops(static_cast<int>(inputs[0].size()) - 1);
+  LinearLoops l = linear_loops(static_cast<int>(inputs[0].size()) - 1);
   const bool tb = node.attrs.get_int("transpose_b", 1) != 0;
   l.nest.inputs = {with(l.lead, l.k), with(l.lead, l.n)};
   l.nest.output = tb ? std::vector<int>{l.n, l.k} : std::vector<int>{l.k, l.n};
