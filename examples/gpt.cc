@@ -7,16 +7,16 @@
 //   sfrun -n 2 ./build/examples/gpt --tp 2 --steps 20                  # 2 processes over zmq
 //   mpirun -np 2 ./build/examples/gpt --tp 2 --steps 20
 //   ./build/examples/gpt --dry-run 1024 --tp 8 --layers 4 --hidden 256 # the plan of 1024 ranks
-//   ./build/examples/gpt --steps 300 --generate "Q: What"              # greedy samples after training
+//   ./build/examples/gpt --steps 300 --generate "Q: What"              # a greedy sample after training
 //
 // --batch is the global batch: every layout trains the 1-device run's batches, so its loss
 // lines are the 1-device lines (within float rounding), which the tests check. --dp defaults to
 // devices / tp. --mode auto annotates only the inputs and lets the strategy search choose the
 // rest (--explain prints what it chose). After training, rank 0 prints the validation loss over
-// --valid-batches batches of held-out cookies and, with --generate, greedy continuations; under a
-// pipeline it reads the trained parameters back from a checkpoint of the end of training
-// (--checkpoint-dir, else --log-dir/final_checkpoint), since each rank holds only its stages.
-// (Without a pipeline they are gathered from the ranks.)
+// --valid-batches batches of held-out cookies and, with --generate, a continuation (greedy, or
+// sampled with --temperature and --top-k); under a pipeline it reads the trained parameters back
+// from a checkpoint of the end of training (--checkpoint-dir, else --log-dir/final_checkpoint),
+// since each rank holds only its stages. (Without a pipeline they are gathered from the ranks.)
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -60,6 +60,8 @@ struct Options {
   int64_t valid_batches = 4;
   std::string generate;
   int64_t generate_tokens = 120;
+  float temperature = 0;  // 0: greedy
+  int64_t top_k = 0;      // 0: every character
   std::string save_graphs;  // --save-graphs DIR: each rank's parallel IR
   bool time = false;        // --time: rank 0 prints each epoch's time per step
   ex::StrategyOptions strategies;
@@ -101,8 +103,13 @@ void add_model_options(CLI::App& app, Options& o) {
   app.add_option("--text-dir", o.text_dir, "the fortune files");
   app.add_option("--valid-batches", o.valid_batches, "validation batches evaluated after training (0: none)")
       ->check(sf::cli::kNonNegative);
-  app.add_option("--generate", o.generate, "after training, greedily continue this prompt");
+  app.add_option("--generate", o.generate, "after training, continue this prompt");
   app.add_option("--generate-tokens", o.generate_tokens, "characters --generate adds")->check(sf::cli::kPositive);
+  app.add_option("--temperature", o.temperature,
+                 "sample each character from softmax(logits / T), seeded by --seed (0: greedy, the most likely)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  app.add_option("--top-k", o.top_k, "sample among the k most likely characters only (0: all; with --temperature)")
+      ->check(sf::cli::kNonNegative);
   app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR to DIR/rank_<r>/");
   app.add_flag("--time", o.time, "print each epoch's time per step (rank 0; the first epoch includes the warm-up)");
   ex::add_strategy_options(app, o.strategies);
@@ -186,6 +193,27 @@ std::vector<sf::Tensor> one_batch(const ds::Dataset& set) {
 
 bool evaluates(const Options& o) { return o.valid_batches > 0 || !o.generate.empty(); }
 
+// The character after a prompt whose last logits are `row` (the padded vocabulary's tail is
+// never drawn): the most likely one, or under --temperature a draw from the top --top-k
+// characters' softmax(logits / T), the `t`-th uniform number of --seed's sampling stream.
+int32_t next_character(const Options& o, const float* row, uint64_t t) {
+  const int64_t v = o.model.vocab;
+  if (o.temperature == 0) return static_cast<int32_t>(std::max_element(row, row + v) - row);
+  std::vector<int32_t> order(static_cast<size_t>(v));
+  for (int32_t c = 0; c < v; ++c) order[static_cast<size_t>(c)] = c;
+  std::stable_sort(order.begin(), order.end(), [row](int32_t a, int32_t b) { return row[a] > row[b]; });
+  if (o.top_k > 0 && o.top_k < v) order.resize(static_cast<size_t>(o.top_k));
+  std::vector<double> weight(order.size());
+  double total = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    total += weight[i] = std::exp((static_cast<double>(row[order[i]]) - row[order[0]]) / o.temperature);
+  constexpr uint64_t kSamplingStream = 0x5a3d1e;  // apart from the initialisation's streams
+  double u = sf::uniform_at(o.seed, kSamplingStream, t) * total;
+  for (size_t i = 0; i < order.size(); ++i)
+    if ((u -= weight[i]) < 0) return order[i];
+  return order.back();
+}
+
 // Rank 0, after training, on the gathered parameters: the validation loss, then the samples.
 void evaluate(const Options& o, const ds::TextCorpus& corpus, const std::vector<sf::Tensor>& trained) {
   models::Gpt net(o.model);
@@ -222,7 +250,7 @@ void evaluate(const Options& o, const ds::TextCorpus& corpus, const std::vector<
     std::fill_n(data.i32(), seq + 1, 0);
     std::copy(text.end() - n, text.end(), data.i32() + 1);
     const float* row = logits_of({data}).f32() + (n - 1) * vp;
-    text.push_back(static_cast<int32_t>(std::max_element(row, row + o.model.vocab) - row));
+    text.push_back(next_character(o, row, static_cast<uint64_t>(t)));
   }
   sf::write_line(std::cout, fmt::format("sample: {}", corpus.decode(text)));
 }
