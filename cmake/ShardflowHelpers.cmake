@@ -35,7 +35,10 @@ function(sf_layer name)
 endfunction()
 
 # sf_example(NAME): one single-file program examples/NAME.cc linked to the whole library.
+# Like the tests, at -O1: a program's own code is its options and wiring, the work is the
+# library's, and -O3 only slows the build.
 function(sf_example name)
   add_executable(${name} ${name}.cc)
   target_link_libraries(${name} PRIVATE shardflow CLI11::CLI11)
+  target_compile_options(${name} PRIVATE -O1)
 endfunction()

@@ -12,8 +12,9 @@ bash scripts/bootstrap.sh
 sanitize=${1:-address,undefined}
 [ $# -gt 0 ] && shift
 # Under ASan + UBSan: every unit test (the layers, the tools, the fuzz corpora) and, of the example
-# programs' tests, the bad-input refusals and one run per launch path; the other examples repeat
-# the same library code with other numbers, and the docs' pages the examples. No benchmarks.
+# programs' tests, the bad-input refusals and one run per launch path. The other example tests
+# run the same library code with other numbers, and the docs' pages run the examples again; no
+# benchmarks either (docs/testing.md, "What CI runs").
 examples='error_|missing_dataset_dir|unknown_optimizer|.*refused|.*_bad_|.*unknown_|.*_must_|.*_needs_'
 examples+='|check_inputs_before_rendezvous|resume_from_a_missing_checkpoint|pipeline_parallel_resumes_bitwise'
 examples+='|data_parallel_2_processes_sfrun_env|semi_auto_quickstart_2_processes_mpirun|gpt_2_processes_sfrun_tp2_sp'
