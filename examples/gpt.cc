@@ -107,7 +107,8 @@ void add_model_options(CLI::App& app, Options& o) {
   app.add_option("--generate-tokens", o.generate_tokens, "characters --generate adds")->check(sf::cli::kPositive);
   app.add_option("--temperature", o.temperature,
                  "sample each character from softmax(logits / T), seeded by --seed (0: greedy, the most likely)")
-      ->check(CLI::Range(0.0f, 100.0f));
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->check(sf::cli::kNonNegative);  // and not NaN, which passes a range
   app.add_option("--top-k", o.top_k, "sample among the k most likely characters only (0: all; with --temperature)")
       ->check(sf::cli::kNonNegative);
   app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR to DIR/rank_<r>/");

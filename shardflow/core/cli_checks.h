@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -18,7 +19,9 @@ inline CLI::Validator number_check(bool allow_zero) {
         const std::string shown = text.size() <= 40 ? text : text.substr(0, 40) + "...";
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size()) return "'" + shown + "' is not a number";
+        // strtod reads "nan" too: not a number either, rather than "negative".
+        if (text.empty() || end != text.c_str() + text.size() || std::isnan(v))
+          return "'" + shown + "' is not a number";
         if (allow_zero ? !(v >= 0) : !(v > 0)) return shown + (allow_zero ? " is negative" : " is not above 0");
         return {};
       },
