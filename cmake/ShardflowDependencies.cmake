@@ -15,3 +15,16 @@ endif()
 if(SHARDFLOW_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+if(SHARDFLOW_PYTHON)
+  # Debian's interpreter (python3-numpy, python3-pytest and pybind11-dev are its packages), not
+  # whichever python3 is first on PATH.
+  if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python_EXECUTABLE /usr/bin/python3)
+  endif()
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
+  find_package(pybind11 2.6 REQUIRED CONFIG)
+  # Where `cmake --install` puts the package: Debian's dist-packages under the prefix.
+  set(SHARDFLOW_PYTHON_INSTALL_DIR
+      "lib/python3/dist-packages" CACHE STRING "Install folder of the Python package")
+endif()

@@ -13,7 +13,14 @@ Tensor::Storage::Storage(size_t n, bool zeroed) : block(detail::StorageCache::gl
   if (zeroed && !(block.fresh && block.mapped)) std::memset(block.bytes, 0, n);
 }
 
-Tensor::Storage::~Storage() { detail::StorageCache::global().release(block); }
+Tensor::Storage::Storage(void* data, size_t n, std::shared_ptr<void> o) : size(n), owner(std::move(o)) {
+  block.bytes = static_cast<std::byte*>(data);
+  block.capacity = n;
+}
+
+Tensor::Storage::~Storage() {
+  if (!owner) detail::StorageCache::global().release(block);
+}
 
 Tensor::Tensor(Shape shape, DType dtype) : Tensor(std::move(shape), dtype, true) {}
 
@@ -37,6 +44,17 @@ Tensor::Tensor(Shape shape, DType dtype, bool zeroed) : shape_(std::move(shape))
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype) { return Tensor(std::move(shape), dtype, false); }
+
+Tensor Tensor::borrow(Shape shape, DType dtype, void* data, std::shared_ptr<void> owner) {
+  for (int64_t d : shape) SF_ENFORCE(d >= 0, ShapeError, "tensor shape {} has a negative dim", brief_shape(shape));
+  SF_ENFORCE(owner != nullptr, InvalidArgument, "Tensor::borrow: borrowed memory needs an owner");
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.numel_ = sf::numel(t.shape_);
+  t.storage_ = std::make_shared<Storage>(data, t.nbytes(), std::move(owner));
+  return t;
+}
 
 Tensor Tensor::full(Shape shape, float value) {
   Tensor t = empty(std::move(shape));

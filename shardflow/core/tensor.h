@@ -41,6 +41,10 @@ class Tensor {
   ///@}
   /// A rank-0 f32 tensor holding `v`.
   static Tensor scalar(float v) { return full({}, v); }
+  /// A tensor over memory someone else owns (a numpy array, for the Python binding): no copy;
+  /// `owner` is kept alive while any tensor shares the memory and released after the last one.
+  /// `data` must hold numel(shape) elements of `dtype`, contiguous in row-major order.
+  static Tensor borrow(Shape shape, DType dtype, void* data, std::shared_ptr<void> owner);
 
   /// False for a default-constructed tensor, which has no storage.
   bool defined() const { return storage_ != nullptr; }
@@ -113,11 +117,13 @@ class Tensor {
   /// tensor sharing it goes.
   struct Storage {
     Storage(size_t n, bool zeroed);
+    Storage(void* data, size_t n, std::shared_ptr<void> owner);  ///< borrowed memory (borrow())
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
     detail::Block block;  ///< block.bytes is where the elements start
     size_t size;
+    std::shared_ptr<void> owner;  ///< set for borrowed memory, which never goes to the cache
   };
   Tensor(Shape shape, DType dtype, bool zeroed);
   void check_dtype(DType want) const;

@@ -36,15 +36,20 @@ void Cell::claim_for_calling_rank() {
 }
 
 Value Cell::operator()(GraphBuilder& b, Value x) {
+  Value y;
+  call_scoped(b, [&] { y = construct(b, x); });
+  return y;
+}
+
+void Cell::call_scoped(GraphBuilder& b, const std::function<void()>& body) {
   claim_for_calling_rank();
   if (!finalized_) finalize("", get_seed());
   const int first = b.graph().size();
   if (!scope_.empty()) b.push_scope(scope_);
   if (pipeline_stage_ >= 0) pipeline_stage_entered(scope_, pipeline_stage_);
-  Value y = construct(b, x);
+  body();
   if (!scope_.empty()) b.pop_scope();
   if (pipeline_stage_ >= 0) pipeline_stage_ops(first, b.graph().size(), pipeline_stage_);
-  return y;
 }
 
 void Cell::finalize(const std::string& prefix, uint64_t seed) {
@@ -143,6 +148,14 @@ Parameter& Cell::register_parameter(const std::string& name, Shape shape, const 
   for (const auto& [n, p] : params_)
     SF_ENFORCE(n != name, InvalidArgument, "cell '{}': parameter '{}' registered twice", scope_, name);
   params_.emplace_back(name, Parameter(std::move(shape), init, requires_grad));
+  return params_.back().second;
+}
+
+Parameter& Cell::register_parameter(const std::string& name, Parameter p) {
+  SF_ENFORCE(p.defined(), InvalidArgument, "cell '{}': parameter '{}' is not defined", scope_, name);
+  for (const auto& [n, q] : params_)
+    SF_ENFORCE(n != name, InvalidArgument, "cell '{}': parameter '{}' registered twice", scope_, name);
+  params_.emplace_back(name, std::move(p));
   return params_.back().second;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +33,10 @@ class Cell {
   /// Runs construct() inside this cell's scope. Claims the cell for the calling rank first
   /// (claim_for_calling_rank).
   Value operator()(GraphBuilder& b, Value x);
+  /// Runs `body` as operator() runs construct(): claimed, finalized, inside this cell's scope and
+  /// pipeline stage. For a construct that takes other inputs than one value (the Python
+  /// binding's cells, whose construct may take several).
+  void call_scoped(GraphBuilder& b, const std::function<void()>& body);
 
   /// One network per rank: with several ranks in this process (--devices N), the first rank
   /// that uses this cell owns it until its job ends, and a use from another rank is refused
@@ -96,6 +101,9 @@ class Cell {
   /// registers a non-trainable parameter (see Parameter).
   Parameter& register_parameter(const std::string& name, Shape shape, const std::string& init,
                                 bool requires_grad = true);
+  /// Registers a parameter made outside the cell (the Python binding's Parameter objects); it
+  /// is named and initialised with the cell's others.
+  Parameter& register_parameter(const std::string& name, Parameter p);
   /// The returned reference stays valid for the cell's lifetime.
   Primitive& register_primitive(const std::string& instance_name, const std::string& op, Attrs attrs = {});
   /// Adds `cell` as a child named `name` (its scope name); returns it.
