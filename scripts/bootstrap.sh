@@ -17,6 +17,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # the sanitizer builds and libFuzzer (scripts/test_sanitized.sh)
   doxygen  # the API reference (the `docs` target) and its zero-warning test
   python3  # the doc test: runs every code block of README.md and docs/
+  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python package and its tests (docs/python.md)
 )
 
 missing=()
