@@ -14,7 +14,7 @@ from .context import (GRAPH_MODE, PYNATIVE_MODE, ParallelMode, get_auto_parallel
                       reset_auto_parallel_context, set_auto_parallel_context, set_context)
 from .ops.layout import Layout
 from .common.seed import get_seed, set_seed
-from .common.grad import value_and_grad, grad
+from .common.grad import value_and_grad, grad, jit
 from .train.model import Model
 from .train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from . import context, nn, ops, communication, dataset, train, common
@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Tensor", "Parameter", "float32", "int32", "dtype", "initializer", "set_seed", "get_seed",
     "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "set_auto_parallel_context",
-    "get_auto_parallel_context", "reset_auto_parallel_context", "Layout", "value_and_grad", "grad", "Model",
+    "get_auto_parallel_context", "reset_auto_parallel_context", "Layout", "value_and_grad", "grad", "jit", "Model",
     "save_checkpoint", "load_checkpoint", "load_param_into_net", "Error", "InvalidArgument", "ShapeError",
     "NotFound", "IoError", "PeerLost", "TraceError",
 ]

@@ -151,7 +151,7 @@ void bind_cells(py::module_& m) {
            })
       .def(
           "__call__",
-          [](Primitive& p, const py::args& inputs, const py::dict& attrs) {
+          [](Primitive& p, const py::args& inputs, const py::kwargs& attrs) {
             GraphBuilder& b = current_builder(p.instance_name());
             std::vector<Value> in;
             for (const py::handle& x : inputs) in.push_back(to_value(x, p.instance_name()));

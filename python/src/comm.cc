@@ -43,6 +43,17 @@ void bind_comm(py::module_& m) {
       },
       py::arg("argv"), "Starts the job (comm/bootstrap/init.h) and returns argv without the comm layer's arguments.");
   m.def("initialized", &comm::initialized);
+  m.def(
+      "run_ranks",
+      [](const py::function& fn) {
+        std::shared_ptr<py::object> f = hold(fn);
+        py::gil_scoped_release release;
+        comm::run_ranks([&] {
+          py::gil_scoped_acquire gil;
+          (*f)();
+        });
+      },
+      "Runs fn once per rank of this process, each on a thread bound to its rank (--devices N).");
   m.def("release", [] {
     py::gil_scoped_release release;
     comm::release();

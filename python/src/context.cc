@@ -3,6 +3,7 @@
 
 #include <shardflow/parallel/context.h>
 #include <shardflow/train/log_sink.h>
+#include <shardflow/train/rank_log.h>
 
 #include "bindings.h"
 
@@ -64,6 +65,12 @@ void bind_context(py::module_& m) {
   m.def("get_seed", &get_seed);
   m.def("log_line", [](const std::string& line) { log_line(line); },
         "Writes a line through the log sink (the rank's log; rank 0's to stdout).");
+  m.def(
+      "set_log_ranks",
+      [](const std::string& ranks, const std::string& job_dir) { set_log_ranks(parse_log_ranks(ranks), job_dir); },
+      py::arg("ranks"), py::arg("job_dir") = "",
+      "Which ranks of this process print to stdout (rank0, all, files) and the job directory of their files.");
+  m.def("new_job_dir", &new_job_dir, py::arg("log_dir"), "Makes and returns log_dir/<n>, n the first free number.");
 }
 
 }  // namespace sf::python

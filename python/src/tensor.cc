@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <shardflow/core/brief.h>
-#include <shardflow/train/callback.h>
 
 #include "bindings.h"
 
@@ -133,8 +132,9 @@ void bind_tensor(py::module_& m) {
       })
       .def("__str__", [](py::object self) -> py::str {
         Tensor& t = self.cast<Tensor&>();
-        // A scalar loss prints as MindSpore prints it ("2.3026438"), as the C++ examples do.
-        if (t.numel() == 1 && t.rank() == 0 && t.dtype() == DType::kF32) return py::str(format_loss(t.item()));
+        // A 0-d tensor prints as MindSpore prints it: the shortest digits that read back as the
+        // same float32 ("2.3026438"), as numpy prints a float32.
+        if (t.rank() == 0 && t.dtype() == DType::kF32) return py::str(fmt::format("{}", t.item()));
         return py::str(tensor_array(t, self));
       })
       .def("__repr__", [](py::object self) {

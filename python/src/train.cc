@@ -71,8 +71,13 @@ class PyCallback : public Callback {
 // value_and_grad's result: a function of the inputs returning the loss and the gradients.
 class PyGradFunction {
  public:
-  PyGradFunction(const py::function& fn, ParameterList params, bool has_aux)
-      : has_aux_(has_aux), fn_(make(hold(fn)), std::move(params)) {}
+  // With the network the parameters came from (semi-auto parallel needs its strategies), or
+  // without (refused in semi-auto parallel).
+  PyGradFunction(const py::function& fn, ParameterList params, bool has_aux, const std::shared_ptr<nn::Cell>& net)
+      : has_aux_(has_aux),
+        net_(net),
+        fn_(net ? value_and_grad(make(hold(fn)), *net, std::move(params))
+                : value_and_grad(make(hold(fn)), std::move(params))) {}
 
   py::object call(const py::args& args) {
     std::vector<Tensor> inputs;
@@ -106,6 +111,7 @@ class PyGradFunction {
     };
   }
   bool has_aux_;
+  std::shared_ptr<nn::Cell> net_;  // kept alive while the function may trace it
   GradFunction fn_;
 };
 
@@ -200,10 +206,12 @@ void bind_train(py::module_& m) {
       });
 
   py::class_<PyGradFunction>(m, "GradFunction")
-      .def(py::init([](const py::function& fn, const py::object& weights, bool has_aux) {
-             return std::make_unique<PyGradFunction>(fn, to_parameters(weights, "value_and_grad weights"), has_aux);
+      .def(py::init([](const py::function& fn, const py::object& weights, bool has_aux,
+                       const std::shared_ptr<nn::Cell>& net) {
+             return std::make_unique<PyGradFunction>(fn, to_parameters(weights, "value_and_grad weights"), has_aux,
+                                                     net);
            }),
-           py::arg("fn"), py::arg("weights"), py::arg("has_aux") = false)
+           py::arg("fn"), py::arg("weights"), py::arg("has_aux") = false, py::arg("network") = nullptr)
       .def("__call__", &PyGradFunction::call);
 
   py::class_<Callback, std::shared_ptr<Callback>>(m, "CallbackBase");
@@ -215,6 +223,14 @@ void bind_train(py::module_& m) {
            py::arg("directory") = ".", py::arg("save_steps") = 0)
       .def_property_readonly("saved", &ModelCheckpoint::saved);
 
+  py::class_<nn::PipelineCell, std::shared_ptr<nn::PipelineCell>>(m, "PipelineCell")
+      .def(py::init([](nn::Cell& net, const std::shared_ptr<nn::LossFn>& loss, int micro_size) {
+             SF_ENFORCE(loss != nullptr, InvalidArgument, "PipelineCell: the WithLossCell has no loss");
+             return std::make_shared<nn::PipelineCell>(nn::WithLossCell(net, loss), micro_size);
+           }),
+           py::arg("network"), py::arg("loss_fn"), py::arg("micro_size"), py::keep_alive<1, 2>())
+      .def_property_readonly("micro_size", &nn::PipelineCell::micro_size);
+
   py::class_<Model>(m, "Model")
       .def(py::init([](nn::Cell& net, const std::shared_ptr<nn::LossFn>& loss,
                        const std::shared_ptr<nn::Optimizer>& opt) {
@@ -223,6 +239,13 @@ void bind_train(py::module_& m) {
              return std::make_unique<Model>(net, loss, opt);
            }),
            py::arg("network"), py::arg("loss_fn"), py::arg("optimizer"), py::keep_alive<1, 2>())
+      .def_static(
+          "pipeline",
+          [](nn::PipelineCell& net, const std::shared_ptr<nn::Optimizer>& opt) {
+            SF_ENFORCE(opt != nullptr, InvalidArgument, "Model: a PipelineCell trains with an optimizer");
+            return std::make_unique<Model>(net, opt);
+          },
+          py::arg("network"), py::arg("optimizer"), py::keep_alive<0, 1>())
       .def(
           "train",
           [](Model& model, int64_t epochs, const dataset::Dataset& data, const py::object& callbacks,

@@ -76,6 +76,10 @@ class Transport {
   /// Closes this endpoint: peers' receives from it fail at once with PeerLost, and messages
   /// sent to it are dropped. Models a rank that died. Idempotent.
   virtual void close() = 0;
+  /// Ends the endpoint for good, at the job's end (release()): close() and then whatever must
+  /// happen before the process exits even while objects still hold the transport (the mpi
+  /// transport finalizes MPI here; a Python program's objects may outlive the job). Idempotent.
+  virtual void finish() { close(); }
 
   /// True if send() hands the receiver the sender's storage itself, never a copy (inproc).
   virtual bool passes_by_reference() const { return false; }

@@ -14,7 +14,7 @@ BUILD = os.environ.get("SF_BUILD_DIR", os.path.join(ROOT, "build"))
 FASHION = "/usr/share/datasets/fashion-mnist"
 
 
-def write_small_mnist(path, train_rows=256, test_rows=64):
+def write_small_mnist(path, train_rows=640, test_rows=1000):
     os.makedirs(path, exist_ok=True)
     for prefix, n in (("train", train_rows), ("t10k", test_rows)):
         with gzip.open(os.path.join(FASHION, f"{prefix}-images-idx3-ubyte.gz")) as f:

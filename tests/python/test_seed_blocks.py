@@ -45,9 +45,17 @@ def normalized(code):
 
 
 def script_code(script):
+    """The script's code outside completion sections, after that of the modules its header names
+    ("# modules: resnet.py": the document's code that the sample keeps in another file)."""
     text = open(script, encoding="utf-8").read()
-    # Completion sections are the script's own; everything else must be the document's.
-    return re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), " ", text, flags=re.S)
+    modules = re.search(r"^# modules: (.+)$", text, re.M)
+    parts = [os.path.join(os.path.dirname(script), m.strip()) for m in modules.group(1).split(",")] if modules else []
+    code = ""
+    for path in parts + [script]:
+        body = open(path, encoding="utf-8").read()
+        # Completion sections are the script's own; everything else must be the document's.
+        code += re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), " ", body, flags=re.S) + "\n"
+    return code
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[os.path.basename(s) for s in SCRIPTS])
@@ -73,9 +81,6 @@ def test_nothing_but_blocks_and_completions(script):
     if seed is None:
         pytest.skip("the seed documents are not beside the project")
     blocks = " ".join(normalized(b) for b in code_blocks(open(seed, encoding="utf-8").read()))
-    lines = script_code(script).splitlines()
-    while lines and (lines[0].startswith("#") or not lines[0].strip()):
-        lines.pop(0)
-    for line in lines:
-        if line.strip():
+    for line in script_code(script).splitlines():
+        if line.strip() and not line.startswith("#"):  # a line's own comment is the script's header
             assert normalized(line) in blocks, f"{os.path.basename(script)}: '{line.strip()}' is not the seed's"

@@ -19,7 +19,16 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
                                  "supported; the gradients are the weights')")
     if isinstance(weights, _C.Parameter):
         weights = [weights]
-    return _C.GradFunction(fn, list(weights), bool(has_aux))
+    # Semi-auto and auto parallel shard the ops of the network the weights came from (its
+    # trainable_params() list remembers it) by its strategies; the other modes run the function
+    # as it is, on this rank's data.
+    cell = None
+    if _C.get_auto_parallel_context("parallel_mode") in ("semi_auto_parallel", "auto_parallel"):
+        cell = getattr(weights, "_sf_cell", None)
+        if cell is None:
+            raise _C.InvalidArgument("value_and_grad: in semi-auto and auto parallel mode the weights are a network's "
+                                     "trainable_params() (its ops' strategies shard the step)")
+    return _C.GradFunction(fn, list(weights), bool(has_aux), cell._cell if cell is not None else None)
 
 
 def grad(fn, grad_position=None, weights=None, has_aux=False):
@@ -29,3 +38,11 @@ def grad(fn, grad_position=None, weights=None, has_aux=False):
     def gradients(*inputs):
         return f(*inputs)[1]
     return gradients
+
+
+def jit(fn=None, **kwargs):
+    """MindSpore's jit: compiles a function into a graph. Here the graphs are the ones
+    value_and_grad and Model already trace, so jit returns the function unchanged."""
+    if fn is None:
+        return lambda f: f
+    return fn

@@ -1,4 +1,5 @@
 """init, ranks and groups (mindspore.communication.management)."""
+import atexit
 import sys
 
 from .. import _shardflow as _C
@@ -29,6 +30,8 @@ def init(backend_name=None):
         return
     sys.argv[:] = _C.init(list(sys.argv))
     GlobalComm.INITED = True
+    # Ends the job when the script ends (MPI must be finalized before the process exits).
+    atexit.register(_release_at_exit)
     if _C.process_ranks() > 1 and not _C.has_rank():
         raise _C.InvalidArgument(
             "init: --devices N runs N ranks in one process, each on its own thread: start the script with "
@@ -37,6 +40,12 @@ def init(backend_name=None):
 
 def release():
     _C.release()
+
+
+def _release_at_exit():
+    if _C.initialized():
+        sys.stdout.flush()
+        _C.release()
 
 
 def get_rank(group=None):

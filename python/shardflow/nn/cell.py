@@ -6,6 +6,14 @@ from .. import _shardflow as _C
 from ..ops.primitive import Primitive
 
 
+class _Parameters(list):
+    """A cell's parameter list, which remembers the cell (value_and_grad shards by its strategies)."""
+
+    def __init__(self, params, cell):
+        super().__init__(params)
+        self._sf_cell = cell
+
+
 class Cell:
     """The base of every network piece; see the module's docstring."""
 
@@ -52,7 +60,7 @@ class Cell:
         return iter(self._cell.get_parameters())
 
     def trainable_params(self, recurse=True):
-        return self._cell.trainable_params()
+        return _Parameters(self._cell.trainable_params(), self)
 
     def untrainable_params(self, recurse=True):
         return self._cell.untrainable_params()
@@ -91,7 +99,7 @@ class Cell:
         self._cell.pipeline_stage = stage
 
     def infer_param_pipeline_stage(self):
-        return self._cell.infer_param_pipeline_stage()
+        return _Parameters(self._cell.infer_param_pipeline_stage(), self)
 
     def shard(self, *args, **kwargs):
         raise _C.InvalidArgument(f"{type(self).__name__}.shard: shard the ops inside it (ops.X().shard(...))")

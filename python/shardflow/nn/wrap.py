@@ -41,3 +41,5 @@ class PipelineCell(Cell):
         super().__init__()
         self._network = network
         self._micro_size = micro_size
+        from ..train.model import _loss
+        self._pipe = _C.PipelineCell(network._backbone._cell, _loss(network._loss), micro_size)

@@ -76,8 +76,8 @@ class LossMonitor(_Native):
     """Prints "epoch: E step: S, loss is L" every per_print_times steps (through the rank's log)."""
 
     def __init__(self, per_print_times=1):
-        if isinstance(per_print_times, bool) or not isinstance(per_print_times, int) or per_print_times < 0:
-            raise _C.InvalidArgument(f"LossMonitor: per_print_times {per_print_times!r} is not an int >= 0")
+        if isinstance(per_print_times, bool) or not isinstance(per_print_times, int) or per_print_times < 1:
+            raise _C.InvalidArgument(f"LossMonitor: per_print_times {per_print_times!r} is not an int >= 1")
         super().__init__(_C.LossMonitor(per_print_times))
 
 

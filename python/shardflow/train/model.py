@@ -53,8 +53,6 @@ def _batched(dataset):
 class Model:
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None, eval_indexes=None,
                  amp_level="O0", boost_level="O0", **kwargs):
-        if isinstance(network, PipelineCell):
-            raise _C.InvalidArgument("Model: pipeline parallel from Python is not supported yet (docs/python.md)")
         if not isinstance(network, Cell):
             raise _C.InvalidArgument(f"Model: network is a Cell, not {type(network).__name__}")
         if optimizer is not None and not isinstance(optimizer, Optimizer):
@@ -62,6 +60,11 @@ class Model:
         self._network = network
         self._loss = loss_fn
         self._optimizer = optimizer
+        if isinstance(network, PipelineCell):
+            if loss_fn is not None or optimizer is None:
+                raise _C.InvalidArgument("Model: a PipelineCell holds its loss; give it the optimizer only")
+            self._model = _C.Model.pipeline(network._pipe, optimizer._opt)
+            return
         self._model = _C.Model(network._cell, _loss(loss_fn), optimizer._opt if optimizer is not None else None)
 
     def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False, sink_size=-1, initial_epoch=0):

@@ -104,6 +104,9 @@ void release() {
   set_process_rank(nullptr);
   if (!job) return;
   for (const auto& ctx : job->ranks) ctx->transport()->close();
+  // Then ends them for good: a Python program's Model or reducer may still hold a transport
+  // when the interpreter exits, and MPI must be finalized before the process ends.
+  for (const auto& ctx : job->ranks) ctx->transport()->finish();
 }
 
 }  // namespace sf::comm

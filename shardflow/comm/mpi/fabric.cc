@@ -370,14 +370,16 @@ Fabric::Fabric() {
   }
 }
 
-Fabric::~Fabric() {
+Fabric::~Fabric() { finish(); }
+
+void Fabric::finish() {
   close();
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutdown_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void Fabric::run() {

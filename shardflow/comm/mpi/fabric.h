@@ -97,6 +97,9 @@ class Fabric {
   Tensor take(int src, Tag tag, std::chrono::milliseconds timeout);
   // Closes this endpoint (idempotent).
   void close();
+  // close(), then stops the engine thread, which frees the communicator and finalizes MPI if
+  // it initialised it. Idempotent; the destructor calls it.
+  void finish();
   bool closed() const { return closed_.load(); }
   // 0 while `src` is open; once its close notice (or a malformed header) has arrived, the
   // position of that closure among all peers' (1 for the first), so a waiter can blame the

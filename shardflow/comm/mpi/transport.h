@@ -35,6 +35,7 @@ class MpiTransport final : public Transport, public NativeCollectives {
   void send(int peer, Tag tag, const Tensor& t) override;
   Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
   void close() override { fabric_->close(); }
+  void finish() override { fabric_->finish(); }
   NativeCollectives* native_collectives() override { return this; }
 
   bool supports(Collective c, int64_t count) const override;
