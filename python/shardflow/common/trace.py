@@ -95,6 +95,10 @@ Symbol.__neg__ = lambda self: _C.op("Mul", [self, -1.0])
 Symbol.__getitem__ = _getitem
 Symbol.reshape = _reshape
 Symbol.__bool__ = _refuse("bool()/if/while")
+Symbol.__lt__ = _refuse("a comparison (<)")
+Symbol.__le__ = _refuse("a comparison (<=)")
+Symbol.__gt__ = _refuse("a comparison (>)")
+Symbol.__ge__ = _refuse("a comparison (>=)")
 Symbol.__float__ = _refuse("float()")
 Symbol.__int__ = _refuse("int()")
 Symbol.__index__ = _refuse("an index")
