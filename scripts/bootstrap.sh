@@ -18,6 +18,7 @@ packages=(
   doxygen  # the API reference (the `docs` target) and its zero-warning test
   python3  # the doc test: runs every code block of README.md and docs/
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python package and its tests (docs/python.md)
+  python3-pip python3-venv  # `pip install .` and its test
 )
 
 missing=()
