@@ -22,7 +22,7 @@ import sys
 sys.path.insert(0, "tests/python")
 from conftest import write_small_mnist
 for rows in (640, 3200):
-    write_small_mnist(f"{sys.argv[1]}/rows{rows}", rows, 64)
+    write_small_mnist(f"{sys.argv[1]}/rows{rows}", rows, 1000)
 PY
 
 seconds() {  # wall seconds of a command run in a scratch folder, its output kept in $work/last.log

@@ -21,6 +21,11 @@ if(SHARDFLOW_PYTHON)
   if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
     set(Python_EXECUTABLE /usr/bin/python3)
   endif()
+  # The doc test's interpreter (FindPython3) too: a code block's `python3` is then the one its
+  # runner found first, not another whose environment (pyenv) puts its own first on PATH.
+  if(NOT Python3_EXECUTABLE)
+    set(Python3_EXECUTABLE ${Python_EXECUTABLE})
+  endif()
   set(PYBIND11_FINDPYTHON ON)
   find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
   find_package(pybind11 2.6 REQUIRED CONFIG)

@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+echo "The Python package is built too: PYTHONPATH=build/python python3 -c 'import shardflow' (or pip install .; docs/python.md)"
 exec bash scripts/default_job.sh "$@"

@@ -66,11 +66,19 @@ def _getitem(self, key):
             drop.append(d)
         else:
             raise TraceError(f"{_caller()}: a traced tensor is sliced by ints and slices (not {type(k).__name__})")
-    for d in range(len(key), len(shape)):
-        begin.append(0)
-        end.append(shape[d])
-        strides.append(1)
-    y = _C.op("StridedSlice", [self], {"begin": begin, "end": end, "strides": strides})
+    # Only the dims up to the last one sliced, and strides only when one is not 1: x[a:b] is then
+    # the op C++ code writes for it (a run of whole rows, which the kernel copies in one piece).
+    while begin and begin[-1] == 0 and end[-1] == shape[len(begin) - 1] and strides[-1] == 1:
+        begin.pop()
+        end.pop()
+        strides.pop()
+    attrs = {"begin": begin, "end": end}
+    if any(s != 1 for s in strides):
+        attrs["strides"] = strides
+    if not begin:
+        y = self
+    else:
+        y = _C.op("StridedSlice", [self], attrs)
     if drop:
         out = [n for d, n in enumerate(y.shape) if d not in drop]
         y = _C.op("Reshape", [y], {"shape": out})
