@@ -135,4 +135,6 @@ class GeneratorDataset(Dataset):
         if shuffle:
             d = d.shuffle(_C.get_seed())
         super().__init__(d)
-        self._row_batches = True  # each row may be a whole batch (see the class's docstring)
+        # Each row may be a whole batch (see the class's docstring): Model.train then trains the
+        # rows in the order yielded, one step each.
+        self._row_columns = (list(column_names), columns, shards > 1)

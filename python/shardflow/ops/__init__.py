@@ -23,47 +23,21 @@ class BatchMatMul(Primitive):
         super().__init__("BatchMatMul", transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
 
 
-class ReLU(Primitive):
-    def __init__(self):
-        super().__init__("ReLU")
+def _op(name, doc):
+    """A primitive without attributes, named as its graph op."""
+    return type(name, (Primitive,), {"__init__": lambda self: Primitive.__init__(self, name), "__doc__": doc,
+                                     "__module__": __name__})
 
 
-class GeLU(Primitive):
-    def __init__(self):
-        super().__init__("GeLU")
-
-
-class Flatten(Primitive):
-    def __init__(self):
-        super().__init__("Flatten")
-
-
-class Add(Primitive):
-    def __init__(self):
-        super().__init__("Add")
-
-
-class Sub(Primitive):
-    def __init__(self):
-        super().__init__("Sub")
-
-
-class Mul(Primitive):
-    def __init__(self):
-        super().__init__("Mul")
-
-
-class RealDiv(Primitive):
-    def __init__(self):
-        super().__init__("RealDiv")
-
-
+ReLU = _op("ReLU", "max(x, 0).")
+GeLU = _op("GeLU", "The GELU activation (tanh approximation).")
+Flatten = _op("Flatten", "All dims but the first into one.")
+Add = _op("Add", "a + b, with numpy broadcasting.")
+Sub = _op("Sub", "a - b, with numpy broadcasting.")
+Mul = _op("Mul", "a * b, with numpy broadcasting.")
+RealDiv = _op("RealDiv", "a / b, with numpy broadcasting.")
 Div = RealDiv
-
-
-class BiasAdd(Primitive):
-    def __init__(self):
-        super().__init__("BiasAdd")
+BiasAdd = _op("BiasAdd", "x + bias along the channel dim.")
 
 
 class Softmax(Primitive):

@@ -29,25 +29,24 @@ def _callbacks(callbacks):
 
 
 def _batched(dataset):
-    """Rows that are whole batches (a GeneratorDataset's, unbatched) train one step per row."""
+    """The dataset as Model.train takes it: batched. An unbatched GeneratorDataset whose rows are
+    whole batches (seed 002's) trains one step per row, in the order the rows were yielded."""
     d = dataset._d
     if d.batch_size:
         return d
-    if not getattr(dataset, "_row_batches", False):
+    rows = getattr(dataset, "_row_columns", None)
+    if rows is None:
         raise _C.InvalidArgument("Model.train: the dataset is not batched (call .batch(n))")
-    cols = [t for t in next(iter(d.next_epoch()))]
-    d.set_epoch(0)
-    rows = d.num_rows
-    batch = cols[0].shape[0] if cols[0].ndim else 1
-    names = d.get_col_names()
-    import numpy as np
-    full = []
-    for c, name in enumerate(names):
-        parts = [row[c].asnumpy() for row in d.next_epoch()]
-        d.set_epoch(0)
-        arr = np.concatenate([p.reshape((batch,) + p.shape[1:]) for p in parts]) if cols[c].ndim else np.stack(parts)
-        full.append(arr)
-    return _C.Dataset.from_columns(names, full).batch(batch, True) if rows else d
+    names, columns, sharded = rows
+    if sharded:
+        raise _C.InvalidArgument("Model.train: a GeneratorDataset of whole batches cannot also be sharded "
+                                 "(num_shards); yield rows and call .batch(n)")
+    if any(c.ndim < 2 or c.shape[1] != columns[0].shape[1] for c in columns):
+        raise _C.InvalidArgument("Model.train: the dataset is not batched (call .batch(n)); its rows are not whole "
+                                 "batches of one size")
+    batch = columns[0].shape[1]
+    flat = [c.reshape((c.shape[0] * batch,) + c.shape[2:]) for c in columns]
+    return _C.Dataset.from_columns(names, flat).batch(batch, True)
 
 
 class Model:
