@@ -33,6 +33,12 @@ def small_mnist(tmp_path_factory):
     return write_small_mnist(str(tmp_path_factory.mktemp("fashion")))
 
 
+@pytest.fixture(scope="session")
+def tiny_mnist(tmp_path_factory):
+    """64 training rows: two batches of 32, for the ResNet of seed 003."""
+    return write_small_mnist(str(tmp_path_factory.mktemp("fashion64")), 64, 1000)
+
+
 def python_env(**extra):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(BUILD, "python") + os.pathsep + env.get("PYTHONPATH", "")

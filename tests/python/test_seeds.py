@@ -107,12 +107,12 @@ SAME = [
 
 
 @pytest.mark.parametrize("script,ranks,launches", SAME, ids=[s[:7] for s, _, _ in SAME])
-def test_script_losses_equal_across_launchers(script, ranks, launches, small_mnist, tmp_path):
+def test_script_losses_equal_across_launchers(script, ranks, launches, tiny_mnist, tmp_path):
     results = {}
     for launch in launches:
         d = tmp_path / launch
         d.mkdir()
-        out = run(python_cmd(launch, ranks, script), str(d), DATA_PATH=small_mnist, EPOCHS="2")
+        out = run(python_cmd(launch, ranks, script), str(d), DATA_PATH=tiny_mnist, EPOCHS="2")
         results[launch] = losses_by_rank(str(d), out)
         assert sorted(results[launch]) == list(range(ranks)), f"{launch}: ranks logged {sorted(results[launch])}"
         assert all(results[launch].values()), f"{launch}: a rank printed no loss:\n{out[-2000:]}"
