@@ -8,6 +8,7 @@ from ..nn.cell import Cell
 from ..nn.loss import LossBase
 from ..nn.optim import Optimizer
 from ..nn.wrap import PipelineCell
+from .callback import Callback, _Native
 
 
 def _loss(loss_fn):
@@ -25,6 +26,10 @@ def _callbacks(callbacks):
         return []
     if not isinstance(callbacks, (list, tuple)):
         callbacks = [callbacks]
+    for c in callbacks:
+        if not isinstance(c, (Callback, _Native)):
+            raise _C.InvalidArgument(f"Model.train: callback {type(c).__name__} is not a train.Callback (subclass "
+                                     "Callback and override its on_train_step_end, step_end, ...)")
     return [getattr(c, "_cxx", c) for c in callbacks]
 
 
