@@ -58,6 +58,7 @@ struct Options {
   std::string parallel_mode = "semi_auto", save_graphs;
   ex::StrategyOptions strategies;
   int64_t dry_run = 0;
+  std::string resnet = "small";  // or "document": the document's widths (seed003_net.h)
 };
 
 // The seed's network as every rank builds it, its channels cut by --tp.
@@ -65,7 +66,8 @@ struct Network {
   seed003::ResNet net;
   sf::nn::PipelineCell cell;
   Network(const Options& o, int devices)
-      : cell(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size) {
+      : net(10, o.resnet == "document" ? seed003::ResNetShape::document() : seed003::ResNetShape{}),
+        cell(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size) {
     net.set_stages(o.stages * o.interleave);
     if (o.tp > 1) net.shard_channels(devices / (o.stages * o.tp), o.tp);
   }
@@ -148,6 +150,9 @@ int main(int argc, char** argv) {
   app.add_option("--schedule", o.schedule, "gpipe, 1f1b, interleaved_1f1b or zb_h1");
   app.add_option("--interleave", o.interleave, "model chunks per device (interleaved_1f1b: 2 or more)")
       ->check(sf::cli::kPositive);
+  app.add_option("--resnet", o.resnet,
+                 "small (16 to 256 channels) or document (the seed's 64 to 2048, as python/examples/resnet.py)")
+      ->check(CLI::IsMember({"small", "document"}));
   app.add_option("--tp", o.tp, "tensor-parallel devices per stage: convolutions and BatchNorms split by channel")
       ->check(sf::cli::kPositive);
   app.add_option("--dp", o.dp, "data-parallel degree (default: devices / (stages x tp))")->check(sf::cli::kPositive);

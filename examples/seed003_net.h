@@ -4,13 +4,41 @@
 // the residual Add, then ReLU), global average pooling and a Dense classifier.
 // Channels 16 -> 32, 64, 128, 256 (ResNet-50: 64 -> 256, 512, 1024, 2048); one block per layer
 // (ResNet-50: 3, 4, 6, 3). Images of 28x28: 14x14 after the head, 14, 7, 4, 2 after the layers.
+// ResNetShape::document() is instead the document's own widths and ResNet-50's stem, as
+// python/examples/resnet.py builds them, so that the seed's Python script and this example
+// train the same model (tests/python/test_seeds.py compares their losses).
 #pragma once
+
+#include <array>
+#include <string>
 
 #include <shardflow/shardflow.h>
 
 namespace seed003 {
 
 namespace nn = sf::nn;
+
+// The head's convolution and pool, the channels after the head and each layer, and the
+// classifier's initialisers.
+struct ResNetShape {
+  int64_t stem_kernel = 3, stem_stride = 1, stem_pad = 1;
+  int64_t pool_kernel = 2, pool_stride = 2, pool_pad = 0;
+  std::array<int64_t, 5> channels{16, 32, 64, 128, 256};
+  std::string fc_weight_init = "dense_weight", fc_bias_init = "dense_bias";
+
+  // The document's ResNet: a 7x7 convolution of stride 2 to 64 channels and a 3x3 max pool of
+  // stride 2 (ResNet-50's stem), then 256, 512, 1024, 2048 channels; the classifier initialised
+  // normal / zeros (the sample code's fc_with_initialize). Images of 28x28: 7x7 after the head,
+  // 7, 4, 2, 1 after the layers.
+  static ResNetShape document() {
+    ResNetShape s;
+    s.stem_kernel = 7, s.stem_stride = 2, s.stem_pad = 3;
+    s.pool_kernel = 3, s.pool_stride = 2, s.pool_pad = 1;
+    s.channels = {64, 256, 512, 1024, 2048};
+    s.fc_weight_init = "normal", s.fc_bias_init = "zeros";
+    return s;
+  }
+};
 
 class ResidualBlock : public nn::Cell {
  public:
@@ -61,10 +89,11 @@ class ResidualBlock : public nn::Cell {
 
 class Head : public nn::Cell {
  public:
-  Head() {
-    conv_ = register_cell("conv", std::make_shared<nn::Conv2d>(1, 16, 3, 1, 1));
-    bn_ = register_cell("bn", std::make_shared<nn::BatchNorm2d>(16));
-    pool_ = register_cell("pool", std::make_shared<nn::MaxPool2d>(2, 2));
+  explicit Head(const ResNetShape& s = {}) {
+    conv_ = register_cell("conv", std::make_shared<nn::Conv2d>(1, s.channels[0], s.stem_kernel, s.stem_stride,
+                                                              s.stem_pad));
+    bn_ = register_cell("bn", std::make_shared<nn::BatchNorm2d>(s.channels[0]));
+    pool_ = register_cell("pool", std::make_shared<nn::MaxPool2d>(s.pool_kernel, s.pool_stride, s.pool_pad));
   }
   // One input channel: the convolution splits its output channels; BatchNorm and the pool follow.
   void shard_channels(int64_t dp, int64_t tp) {
@@ -84,14 +113,15 @@ class Head : public nn::Cell {
 
 class ResNet : public nn::Cell {
  public:
-  explicit ResNet(int64_t num_classes = 10) {
-    head = register_cell("head", std::make_shared<Head>());
-    layer1 = register_cell("layer1", std::make_shared<ResidualBlock>(16, 32, 1));
-    layer2 = register_cell("layer2", std::make_shared<ResidualBlock>(32, 64, 2));
-    layer3 = register_cell("layer3", std::make_shared<ResidualBlock>(64, 128, 2));
-    layer4 = register_cell("layer4", std::make_shared<ResidualBlock>(128, 256, 2));
+  explicit ResNet(int64_t num_classes = 10, const ResNetShape& s = {}) {
+    const auto& c = s.channels;
+    head = register_cell("head", std::make_shared<Head>(s));
+    layer1 = register_cell("layer1", std::make_shared<ResidualBlock>(c[0], c[1], 1));
+    layer2 = register_cell("layer2", std::make_shared<ResidualBlock>(c[1], c[2], 2));
+    layer3 = register_cell("layer3", std::make_shared<ResidualBlock>(c[2], c[3], 2));
+    layer4 = register_cell("layer4", std::make_shared<ResidualBlock>(c[3], c[4], 2));
     pool = register_cell("pool", std::make_shared<nn::GlobalAvgPool2d>());
-    fc = register_cell("fc", std::make_shared<nn::Dense>(256, num_classes));
+    fc = register_cell("fc", std::make_shared<nn::Dense>(c[4], num_classes, s.fc_weight_init, s.fc_bias_init));
   }
   // The cells that carry parameters, in execution order: the units a pipeline splits.
   static constexpr int kCells = 6;

@@ -7,6 +7,8 @@
 # - Head: a 7x7 convolution of stride 2 from the image's one channel to 64, BatchNorm, ReLU, and a
 #   3x3 max pool of stride 2, as ResNet-50's stem.
 # - Each MakeLayer: one bottleneck block (ResNet-50 has 3, 4, 6, 3), with the document's widths.
+# examples/pipeline_parallel --resnet document builds the same network in C++
+# (examples/seed003_net.h, ResNetShape::document); tests/python/test_seeds.py compares the two.
 from shardflow import nn, ops
 
 
@@ -51,16 +53,12 @@ class Head(nn.Cell):
         return self.pool(self.relu(self.bn(self.conv(x))))
 
 
-class _MakeLayer(nn.Cell):
-    def __init__(self, block, in_channels, out_channels, stride):
-        super().__init__()
-        self.block = block(in_channels, out_channels, stride)
-
-    def construct(self, x):
-        return self.block(x)
+def _make_layer(block, in_channels, out_channels, stride):
+    """A layer of one bottleneck block, which takes the layer's name (layer1.conv1.weight)."""
+    return block(in_channels, out_channels, stride)
 
 
-MakeLayer0 = MakeLayer1 = MakeLayer2 = MakeLayer3 = _MakeLayer
+MakeLayer0 = MakeLayer1 = MakeLayer2 = MakeLayer3 = _make_layer
 
 
 def fc_with_initialize(input_channels, out_channels):

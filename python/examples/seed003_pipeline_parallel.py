@@ -20,7 +20,7 @@ import shardflow.dataset as ds
 from shardflow.communication import init
 
 init()
-ms.set_seed(1)
+ms.set_seed(3)  # the seed of examples/pipeline_parallel, which trains the same model
 
 
 def create_dataset(data_path, batch_size=32):
