@@ -10,6 +10,7 @@
 //   ./pipeline_parallel --devices 4 --stages 4 --timeline run.json && sfviz show run.json --plan --html run.html
 //   mpirun -np 2 ./pipeline_parallel                       # one process per stage
 //   ./pipeline_parallel --dry-run 4096 --stages 4 --tp 4   # the plan for 4096 ranks, none started
+//   ./pipeline_parallel --devices 2 --resnet document       # the document's widths, as the Python script
 //   ./pipeline_parallel --devices 8 --tp 2 --explain --save-strategy-file used.json --save-graphs saved_graph
 //
 // --stages S: any count up to the network's 6 cells (head, layer1..4, fc; seed003_net.h splits
