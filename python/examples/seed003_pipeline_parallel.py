@@ -8,6 +8,7 @@
 #   DATA_PATH=/usr/share/datasets/fashion-mnist sfrun -n 2 -- python3 seed003_pipeline_parallel.py
 #   DATA_PATH=/usr/share/datasets/fashion-mnist mpirun -n 2 python3 seed003_pipeline_parallel.py
 #   DATA_PATH=/usr/share/datasets/fashion-mnist python3 -m shardflow.launch --devices 2 seed003_pipeline_parallel.py
+#   EPOCHS=2 ...                           # fewer than the seed's ten epochs
 #
 # modules: resnet.py
 # Sections between "shardflow: completion" markers are not the document's (see
