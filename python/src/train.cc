@@ -115,6 +115,32 @@ class PyGradFunction {
   GradFunction fn_;
 };
 
+// A network run forward on concrete tensors (a Cell called outside a trace): `fn` is traced once
+// per input shape and the graph's output fetched.
+class PyForward {
+ public:
+  PyForward(const py::function& fn, ParameterList params) : fn_(make(hold(fn)), std::move(params)) {}
+
+  Tensor call(const py::args& args) {
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < args.size(); ++i) inputs.push_back(to_tensor(args[i], fmt::format("input {}", i)));
+    py::gil_scoped_release release;
+    return fn_(inputs).clone();  // the fetched buffer is the runtime's, reused by the next call
+  }
+
+ private:
+  static LossBuilder make(std::shared_ptr<py::object> fn) {
+    return [fn](GraphBuilder& b, const std::vector<Value>& in) {
+      py::gil_scoped_acquire gil;
+      TraceScope scope(b, nullptr);
+      py::tuple args(in.size());
+      for (size_t i = 0; i < in.size(); ++i) args[i] = make_symbol(in[i]);
+      return result_value((*fn)(*args), "the network");
+    };
+  }
+  ForwardFunction fn_;
+};
+
 std::vector<Tensor> to_tensors(const py::handle& seq, const std::string& what) {
   std::vector<Tensor> out;
   size_t i = 0;
@@ -213,6 +239,13 @@ void bind_train(py::module_& m) {
            }),
            py::arg("fn"), py::arg("weights"), py::arg("has_aux") = false, py::arg("network") = nullptr)
       .def("__call__", &PyGradFunction::call);
+
+  py::class_<PyForward>(m, "Forward")
+      .def(py::init([](const py::function& fn, const py::object& params) {
+             return std::make_unique<PyForward>(fn, to_parameters(params, "forward"));
+           }),
+           py::arg("fn"), py::arg("parameters"))
+      .def("__call__", &PyForward::call);
 
   py::class_<Callback, std::shared_ptr<Callback>>(m, "CallbackBase");
   py::class_<LossMonitor, Callback, std::shared_ptr<LossMonitor>>(m, "LossMonitor")

@@ -51,9 +51,17 @@ class Cell:
         return self._eager(*args)
 
     def _eager(self, *args):
-        raise _C.InvalidArgument(
-            f"{type(self).__name__} called on concrete tensors: train it with Model or value_and_grad, which trace "
-            "its construct (running a network eagerly is not supported; Model.eval evaluates it)")
+        """The cell on concrete tensors: its construct traced once per input shape into a graph that
+        runs in C++ (inference; gradients come from value_and_grad or Model)."""
+        mode = _C.get_auto_parallel_context("parallel_mode")
+        if mode in ("semi_auto_parallel", "auto_parallel"):
+            raise _C.InvalidArgument(f"{type(self).__name__} called on concrete tensors in {mode} mode: each rank "
+                                     "holds blocks of the parameters; use Model.eval")
+        forward = self.__dict__.get("_forward")
+        if forward is None:
+            forward = _C.Forward(lambda *xs: self(*xs), self._cell.get_parameters())
+            object.__setattr__(self, "_forward", forward)
+        return forward(*args)
 
     # --- parameters -------------------------------------------------------------------------
     def get_parameters(self, expand=True):
