@@ -33,10 +33,18 @@ def _callbacks(callbacks):
     return [getattr(c, "_cxx", c) for c in callbacks]
 
 
+def _dataset(dataset, who):
+    d = getattr(dataset, "_d", None)
+    if d is None:
+        raise _C.InvalidArgument(f"{who}: the dataset is a shardflow.dataset dataset (MnistDataset, "
+                                 f"GeneratorDataset, ...), not {type(dataset).__name__}")
+    return d
+
+
 def _batched(dataset):
     """The dataset as Model.train takes it: batched. An unbatched GeneratorDataset whose rows are
     whole batches (seed 002's) trains one step per row, in the order the rows were yielded."""
-    d = dataset._d
+    d = _dataset(dataset, "Model.train")
     if d.batch_size:
         return d
     rows = getattr(dataset, "_row_columns", None)
@@ -80,7 +88,7 @@ class Model:
 
     def eval(self, valid_dataset, callbacks=None, dataset_sink_mode=False):
         """{'accuracy': fraction of rows whose argmax matches the label}."""
-        return {"accuracy": self._model.eval_accuracy(valid_dataset._d)}
+        return {"accuracy": self._model.eval_accuracy(_dataset(valid_dataset, "Model.eval"))}
 
     @property
     def train_network(self):
