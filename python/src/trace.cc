@@ -116,7 +116,6 @@ void bind_trace(py::module_& m) {
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("scope") = "",
       "Adds op `op` on `inputs` (Symbols, Parameters, numbers) to the graph being traced.");
   m.def("in_trace", [] { return !t_frames.empty(); }, "Whether the calling thread is tracing a construct.");
-  m.def("attrs_of", [](const py::dict& attrs) { return to_attrs(attrs).str(); });
   m.def(
       "call_cell",
       [](nn::Cell& cell, const py::object& x) {
