@@ -20,11 +20,11 @@ class PyCell : public nn::Cell {
 
   Value construct(GraphBuilder& b, Value x) override {
     py::gil_scoped_acquire gil;
-    TraceScope scope(b, this);
     py::object self = (*owner_)();
     SF_ENFORCE(!self.is_none(), InvalidArgument, "cell '{}': its Python object is gone", scope_name());
-    py::object out = self.attr("construct")(make_symbol(x));
-    return result_value(out, fmt::format("{}.construct", py::str(py::type::of(self).attr("__name__")).cast<std::string>()));
+    const std::string what =
+        fmt::format("{}.construct", py::str(py::type::of(self).attr("__name__")).cast<std::string>());
+    return call_traced(self.attr("construct"), b, {x}, what, this);
   }
 
   void add_cell(const std::string& name, const nn::CellPtr& cell) { register_cell(name, cell); }

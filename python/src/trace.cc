@@ -77,6 +77,15 @@ Value to_value(const py::handle& obj, const std::string& what) {
                                     what, py::str(py::type::of(obj).attr("__name__")).cast<std::string>()));
 }
 
+Value call_traced(const py::object& fn, GraphBuilder& b, const std::vector<Value>& inputs, const std::string& what,
+                  nn::Cell* cell) {
+  py::gil_scoped_acquire gil;
+  TraceScope scope(b, cell);
+  py::tuple args(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) args[i] = make_symbol(inputs[i]);
+  return result_value(fn(*args), what);
+}
+
 Attrs to_attrs(const py::dict& attrs) {
   Attrs a;
   for (const auto& [k, v] : attrs) a.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));

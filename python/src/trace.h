@@ -42,6 +42,11 @@ py::object make_symbol(Value v);
 /// The node of a traced value: a Symbol of the current trace, a Parameter (read through the
 /// innermost cell being traced), or a Python number (a scalar constant).
 Value to_value(const py::handle& obj, const std::string& what);
+/// Calls `fn` with Symbols of `inputs` while `b` builds a graph (the GIL taken, a TraceScope
+/// around the call, `cell` the one whose construct runs, may be null) and returns the node it
+/// returned: how C++ code that builds a graph runs a Python construct, loss or function.
+Value call_traced(const py::object& fn, GraphBuilder& b, const std::vector<Value>& inputs, const std::string& what,
+                  nn::Cell* cell = nullptr);
 /// Op attributes from a dict of ints, floats, bools, strings and tuples of ints.
 Attrs to_attrs(const py::dict& attrs);
 /// The node a construct returned: a Symbol, or the first Symbol of a tuple.

@@ -33,15 +33,25 @@ class PyLossFn : public nn::LossFn {
  public:
   explicit PyLossFn(py::object cell) : cell_(hold(std::move(cell))) {}
   Value operator()(GraphBuilder& b, Value logits, Value labels) const override {
-    py::gil_scoped_acquire gil;
-    TraceScope scope(b, nullptr);
-    py::object out = (*cell_)(make_symbol(logits), make_symbol(labels));
-    return result_value(out, "the loss cell");
+    return call_traced(*cell_, b, {logits, labels}, "the loss cell");
   }
 
  private:
   std::shared_ptr<py::object> cell_;
 };
+
+std::vector<Tensor> to_tensors(const py::handle& seq, const std::string& what) {
+  std::vector<Tensor> out;
+  size_t i = 0;
+  for (const py::handle& t : seq) out.push_back(to_tensor(t, fmt::format("{} {}", what, i++)));
+  return out;
+}
+
+// A LossBuilder that traces the Python function `fn` (value_and_grad's function, a network run
+// forward).
+LossBuilder traced(std::shared_ptr<py::object> fn, std::string what) {
+  return [fn, what](GraphBuilder& b, const std::vector<Value>& in) { return call_traced(*fn, b, in, what); };
+}
 
 // A Python Callback: each event calls its _sf_event(name, fields) with the GIL held.
 class PyCallback : public Callback {
@@ -76,12 +86,11 @@ class PyGradFunction {
   PyGradFunction(const py::function& fn, ParameterList params, bool has_aux, const std::shared_ptr<nn::Cell>& net)
       : has_aux_(has_aux),
         net_(net),
-        fn_(net ? value_and_grad(make(hold(fn)), *net, std::move(params))
-                : value_and_grad(make(hold(fn)), std::move(params))) {}
+        fn_(net ? value_and_grad(traced(hold(fn), kWhat), *net, std::move(params))
+                : value_and_grad(traced(hold(fn), kWhat), std::move(params))) {}
 
   py::object call(const py::args& args) {
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < args.size(); ++i) inputs.push_back(to_tensor(args[i], fmt::format("input {}", i)));
+    const std::vector<Tensor> inputs = to_tensors(args, "input");
     float loss = 0;
     py::tuple grads;
     {
@@ -100,16 +109,7 @@ class PyGradFunction {
   }
 
  private:
-  static LossBuilder make(std::shared_ptr<py::object> fn) {
-    return [fn](GraphBuilder& b, const std::vector<Value>& in) {
-      py::gil_scoped_acquire gil;
-      TraceScope scope(b, nullptr);
-      py::tuple args(in.size());
-      for (size_t i = 0; i < in.size(); ++i) args[i] = make_symbol(in[i]);
-      py::object out = (*fn)(*args);
-      return result_value(out, "the function given to value_and_grad");
-    };
-  }
+  static constexpr const char* kWhat = "the function given to value_and_grad";
   bool has_aux_;
   std::shared_ptr<nn::Cell> net_;  // kept alive while the function may trace it
   GradFunction fn_;
@@ -119,34 +119,17 @@ class PyGradFunction {
 // per input shape and the graph's output fetched.
 class PyForward {
  public:
-  PyForward(const py::function& fn, ParameterList params) : fn_(make(hold(fn)), std::move(params)) {}
+  PyForward(const py::function& fn, ParameterList params) : fn_(traced(hold(fn), "the network"), std::move(params)) {}
 
   Tensor call(const py::args& args) {
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < args.size(); ++i) inputs.push_back(to_tensor(args[i], fmt::format("input {}", i)));
+    const std::vector<Tensor> inputs = to_tensors(args, "input");
     py::gil_scoped_release release;
     return fn_(inputs).clone();  // the fetched buffer is the runtime's, reused by the next call
   }
 
  private:
-  static LossBuilder make(std::shared_ptr<py::object> fn) {
-    return [fn](GraphBuilder& b, const std::vector<Value>& in) {
-      py::gil_scoped_acquire gil;
-      TraceScope scope(b, nullptr);
-      py::tuple args(in.size());
-      for (size_t i = 0; i < in.size(); ++i) args[i] = make_symbol(in[i]);
-      return result_value((*fn)(*args), "the network");
-    };
-  }
   ForwardFunction fn_;
 };
-
-std::vector<Tensor> to_tensors(const py::handle& seq, const std::string& what) {
-  std::vector<Tensor> out;
-  size_t i = 0;
-  for (const py::handle& t : seq) out.push_back(to_tensor(t, fmt::format("{} {}", what, i++)));
-  return out;
-}
 
 std::vector<CallbackPtr> to_callbacks(const py::handle& cbs) {
   std::vector<CallbackPtr> out;
@@ -268,7 +251,8 @@ void bind_train(py::module_& m) {
       .def(py::init([](nn::Cell& net, const std::shared_ptr<nn::LossFn>& loss,
                        const std::shared_ptr<nn::Optimizer>& opt) {
              if (!loss && !opt) return std::make_unique<Model>(net);
-             SF_ENFORCE(loss && opt, InvalidArgument, "Model: give both loss_fn and optimizer, or neither (evaluation)");
+             SF_ENFORCE(loss && opt, InvalidArgument,
+                        "Model: give both loss_fn and optimizer, or neither (evaluation)");
              return std::make_unique<Model>(net, loss, opt);
            }),
            py::arg("network"), py::arg("loss_fn"), py::arg("optimizer"), py::keep_alive<1, 2>())

@@ -19,15 +19,21 @@ class Net(nn.Cell):
         return self.fc(self.flatten(x))
 
 
+# How far the main thread has spun; a callback records it at each step.
+progress = {"spins": 0}
+
+
 class Recorder(train.Callback):
     def __init__(self):
         self.steps = []
         self.threads = set()
+        self.spins_seen = []
 
     def step_end(self, run_context):
         args = run_context.original_args()
         self.steps.append((args.cur_step_num, float(args.net_outputs.asnumpy())))
         self.threads.add(threading.get_ident())
+        self.spins_seen.append(progress["spins"])
 
 
 def train_once(path, recorder):
@@ -46,11 +52,15 @@ def test_training_in_a_thread_pool_with_a_python_callback(small_mnist):
         spins = 0
         while not future.done():  # the main thread keeps running Python meanwhile
             spins += 1
+            progress["spins"] = spins
         steps = future.result(timeout=120)
     assert steps == 2 * 640 // 32
     assert [s for s, _ in recorder.steps] == list(range(1, steps + 1))
     assert all(loss > 0 for _, loss in recorder.steps)
     assert spins > 0
+    # The main thread ran Python between the first step and the last: the training call does not
+    # hold the GIL while the steps run.
+    assert recorder.spins_seen[-1] > recorder.spins_seen[0]
 
 
 def test_two_trainings_on_two_threads_at_once(small_mnist):
