@@ -21,8 +21,8 @@ if(SHARDFLOW_PYTHON)
   if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
     set(Python_EXECUTABLE /usr/bin/python3)
   endif()
-  # The doc test's interpreter (FindPython3) too: a code block's `python3` is then the one its
-  # runner found first, not another whose environment (pyenv) puts its own first on PATH.
+  # The doc test's runner (FindPython3) too; it also makes this the pages' `python3`
+  # (tests/doc/doc_test.py --python), whatever python3 is first on PATH (pyenv's, without numpy).
   if(NOT Python3_EXECUTABLE)
     set(Python3_EXECUTABLE ${Python_EXECUTABLE})
   endif()

@@ -153,6 +153,18 @@ def run_env(home):
     return env
 
 
+def use_python(python, work_dir):
+    """Makes `python3` in the blocks the interpreter the package was built for: the first python3
+    on PATH may be another one (a pyenv build without numpy), which the build does not use."""
+    shim = os.path.join(work_dir, "python-bin")
+    os.makedirs(shim, exist_ok=True)
+    link = os.path.join(shim, "python3")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(os.path.abspath(python), link)
+    os.environ["PATH"] = shim + os.pathsep + os.environ.get("PATH", "")
+
+
 def tail(text, n=40):
     return "\n".join(text.rstrip().split("\n")[-n:])
 
@@ -289,10 +301,13 @@ def main():
     ap.add_argument("--cxx", help="the compiler that built the tree")
     ap.add_argument("--page", action="append", help="test only this page (repeatable); default: all")
     ap.add_argument("--list", action="store_true", help="only list the blocks and what each gets")
+    ap.add_argument("--python", help="the interpreter the Python package was built for: a block's `python3`")
     a = ap.parse_args()
     a.source_dir, a.build_dir, a.work_dir = map(os.path.abspath, (a.source_dir, a.build_dir, a.work_dir))
 
     os.makedirs(a.work_dir, exist_ok=True)
+    if a.python:
+        use_python(a.python, a.work_dir)
     selected = a.page or pages(a.source_dir)
     blocks = []
     for page in selected:
