@@ -20,7 +20,7 @@ RankLaunch make_rank_launch(const Plan& plan, int rank, const Options& o, const 
                             const std::string& job_id, const std::string& secret, const std::string& cwd) {
   const RankSlot& slot = plan.ranks.at(rank);
   const HostPlan& host = plan.hosts.at(slot.host);
-  const std::vector<std::string> env = {
+  std::vector<std::string> env = {
       fmt::format("SF_RANK={}", rank),
       fmt::format("SF_WORLD_SIZE={}", plan.size),
       fmt::format("SF_LOCAL_RANK={}", slot.local_rank),
@@ -29,6 +29,7 @@ RankLaunch make_rank_launch(const Plan& plan, int rank, const Options& o, const 
       "SF_BACKEND=zmq",
       fmt::format("SF_JOB_ID={}", job_id),
   };
+  if (!o.elastic.empty()) env.push_back(fmt::format("SF_ELASTIC={}:{}", o.elastic_min, o.elastic_max));
   std::vector<std::string> command = {program};
   for (auto& a : program_args(o)) command.push_back(a);
 

@@ -3,8 +3,8 @@
 // running the rank wrapper (remote.h) for a rank on another host.
 //
 //   SF_RANK, SF_WORLD_SIZE, SF_LOCAL_RANK, SF_LOCAL_WORLD_SIZE, SF_RENDEZVOUS, SF_BACKEND=zmq,
-//   SF_JOB_ID, and SF_JOB_SECRET — the last in the environment of a local rank, on the
-//   wrapper's stdin for a remote one.
+//   SF_JOB_ID, SF_ELASTIC=MIN:MAX with --elastic, and SF_JOB_SECRET — the last in the
+//   environment of a local rank, on the wrapper's stdin for a remote one.
 // --timeout S becomes `--comm-timeout S` after the program's arguments (init() takes it out).
 //
 // Threading: pure functions.

@@ -6,7 +6,7 @@
 //
 // Exit status: 0 when every rank exits 0; the first failed rank's exit code (128+N for
 // signal N); 128+N when sfrun itself got signal N; 2 for bad input, refused before any rank
-// starts.
+// starts. With --elastic only the ranks still in the job at its end count (supervisor.h).
 #include <unistd.h>
 
 #include <cstdio>

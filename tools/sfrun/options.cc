@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
@@ -36,6 +38,9 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   app->add_option("--probe-timeout", o.probe_timeout, "seconds each host has to answer the preflight (default 10)");
   app->add_option("--mpirun", o.mpirun, "--transport mpi: the mpirun program (default mpirun)");
   app->add_option("--mpirun-args", o.mpirun_args, "--transport mpi: extra arguments for mpirun");
+  app->add_option("--elastic", o.elastic,
+                  "MIN:MAX: a rank that fails does not stop the job; the ranks left agree on the new membership "
+                  "and go on while at least MIN remain (docs/elastic.md)");
   app->add_flag("--mpi-rank", o.mpi_rank, "internal: keep one rank's logs under mpirun")->group("");
   // Everything from PROGRAM on belongs to the program, with or without `--` before it: it is
   // what CLI11 leaves over.
@@ -48,6 +53,37 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
 // turns --grace and --probe-timeout into milliseconds and deadlines, which a larger value (or
 // inf) would overflow.
 constexpr double kMaxSeconds = 1e7;
+
+// A whole number of at most 9 digits, no sign (so it fits an int), or nullopt.
+std::optional<int> whole_number(std::string_view text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  int v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// --elastic MIN:MAX: two whole numbers with 1 <= MIN <= n <= MAX, and only where sfrun starts the ranks.
+void check_elastic(Options& o) {
+  if (o.elastic.empty()) return;
+  SF_ENFORCE(o.transport == "zmq", InvalidArgument,
+             "--elastic needs the zmq transport: Open MPI 4.1 cannot shrink a communicator (see docs/elastic.md)");
+  const std::string_view text = o.elastic;
+  const auto colon = text.find(':');
+  const auto min = whole_number(text.substr(0, colon));
+  const auto max = colon == std::string_view::npos ? std::nullopt : whole_number(text.substr(colon + 1));
+  SF_ENFORCE(min && max, InvalidArgument, "--elastic {}: must be MIN:MAX, two whole numbers (e.g. 2:4)",
+             brief_text(o.elastic, 40));
+  SF_ENFORCE(*min >= 1, InvalidArgument, "--elastic {}: MIN must be at least 1", o.elastic);
+  SF_ENFORCE(*min <= *max, InvalidArgument, "--elastic {}: MIN {} is more than MAX {}", o.elastic, *min, *max);
+  SF_ENFORCE(*min <= o.n, InvalidArgument, "--elastic {}: MIN {} is more than the {} ranks of -n {}", o.elastic, *min,
+             o.n, o.n);
+  SF_ENFORCE(o.n <= *max, InvalidArgument, "--elastic {}: -n {} starts more ranks than MAX {}", o.elastic, o.n, *max);
+  o.elastic_min = *min;
+  o.elastic_max = *max;
+}
 
 void check_values(Options& o) {
   SF_ENFORCE(o.n >= 1, InvalidArgument, "-n {}: a job needs at least one rank", o.n);
@@ -63,6 +99,7 @@ void check_values(Options& o) {
              kMaxSeconds);
   SF_ENFORCE(o.probe_timeout > 0 && o.probe_timeout <= kMaxSeconds, InvalidArgument,
              "--probe-timeout {}: must be positive, at most {} seconds", o.probe_timeout, kMaxSeconds);
+  check_elastic(o);
   SF_ENFORCE(!o.log_dir.empty(), InvalidArgument, "--log-dir: must not be empty");
   SF_ENFORCE(o.job_id.find('/') == std::string::npos && o.job_id != "." && o.job_id != "..", InvalidArgument,
              "--job-id '{}': must be a plain name (no '/')", brief_text(o.job_id, 80));

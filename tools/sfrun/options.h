@@ -30,6 +30,9 @@ struct Options {
   double probe_timeout = 10;            // seconds each host has to answer the preflight
   std::string mpirun = "mpirun";        // --transport mpi: the mpirun program
   std::string mpirun_args;              // --transport mpi: extra words for mpirun
+  std::string elastic;                  // --elastic MIN:MAX as given; empty: one failed rank stops the job
+  int elastic_min = 0;                  // parsed from `elastic`: the fewest ranks the job may go on with,
+  int elastic_max = 0;                  // and the most it may have (1 <= MIN <= n <= MAX)
   std::vector<std::string> command;     // PROGRAM ARGS...
   bool mpi_rank = false;                // internal: this process is one rank's log keeper under mpirun
 };
@@ -40,7 +43,7 @@ struct HelpRequested : std::exception {
 };
 
 // Parses sfrun's arguments (without argv[0]). Throws HelpRequested for -h/--help, sf::InvalidArgument with CLI11's message
-// for a malformed line, or with the rule broken for a bad value (`-n 0`, `--transport tcp`).
+// for a malformed line, or with the rule broken for a bad value (`-n 0`, `--transport tcp`, `--elastic 3:2`).
 Options parse_options(const std::vector<std::string>& args);
 
 // sfrun's usage text (--help).

@@ -98,6 +98,7 @@ void RankLog::feed(Stream& s, std::string_view bytes, bool is_err) {
 
 void RankLog::line(Stream& s, std::string_view text, bool is_err) {
   if (s.tee_fd >= 0) write_all(s.tee_fd, fmt::format("[rank {}] {}\n", rank_, text));
+  if (listener_) listener_(text);
   if (!is_err) return;
   if (!text.empty()) last_err_ = std::string(text);
   if (comm_report_.empty() && text.find("shardflow comm: rank") != std::string_view::npos &&

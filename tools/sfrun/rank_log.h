@@ -3,15 +3,19 @@
 // `[rank R] ` prefix. It also keeps what the supervisor's summary quotes: the rank's last
 // stderr line and the first comm timeout report ("shardflow comm: rank R: OP timed out; ..."),
 // and for a remote rank takes the wrapper's `@sfrun-pid N` line (remote.h) off its stdout and
-// writes N to rank.R/pid (a local rank's pid is written there at spawn).
+// writes N to rank.R/pid (a local rank's pid is written there at spawn). A line listener, where
+// set, sees every whole line of both streams (an elastic job's supervisor reads the ranks'
+// membership lines).
 //
 // Threading: one thread (the supervisor's). Owns its two files.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace sf::sfrun {
 
@@ -28,6 +32,8 @@ class RankLog {
   // Ends both streams: a last line without a newline still counts.
   void finish();
   void write_pid(pid_t pid);
+  // Called with each whole line of stdout and stderr, without its newline (an empty function: none).
+  void set_line_listener(std::function<void(std::string_view)> listener) { listener_ = std::move(listener); }
 
   int rank() const { return rank_; }
   const std::string& dir() const { return dir_; }
@@ -51,6 +57,7 @@ class RankLog {
   pid_t pid_ = 0;
   Stream out_, err_;
   std::string last_err_, comm_report_;
+  std::function<void(std::string_view)> listener_;
 };
 
 }  // namespace sf::sfrun

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@ struct Supervisor::Rank {
   int out = -1, err = -1, ctl = -1;
   bool running = false;
   int status = 0;
+  bool removed = false;  // elastic: sfrun killed it, outside the membership, once every member had ended
 };
 
 namespace {
@@ -66,10 +68,21 @@ void block_job_signals() {
 }
 
 Supervisor::Supervisor(std::vector<RankLaunch> launches, std::vector<std::unique_ptr<RankLog>>& logs,
-                       std::string job_dir, std::chrono::milliseconds grace)
-    : launches_(std::move(launches)), logs_(logs), job_dir_(std::move(job_dir)), grace_(grace) {}
+                       std::string job_dir, std::chrono::milliseconds grace, bool elastic)
+    : launches_(std::move(launches)), logs_(logs), job_dir_(std::move(job_dir)), grace_(grace) {
+  if (!elastic) return;
+  elastic_.emplace(static_cast<int>(launches_.size()));
+  for (auto& log : logs_) {
+    log->set_line_listener([this](std::string_view line) {
+      const std::string shown = elastic_->on_line(line);
+      if (!shown.empty()) std::fputs(shown.c_str(), stderr);
+    });
+  }
+}
 
 Supervisor::~Supervisor() {
+  if (elastic_)
+    for (auto& log : logs_) log->set_line_listener({});  // the logs outlive this supervisor
   for (auto& r : ranks_) {
     close_fd(r.out);
     close_fd(r.err);
@@ -118,10 +131,45 @@ void Supervisor::reap() {
     r.status = status;
     close_fd(r.ctl);
     if (failed(status) && !stopping_) {
-      first_failure_ = r.rank;
-      stop(SIGTERM);
+      if (elastic_) {
+        on_elastic_failure(r);
+      } else {
+        first_failure_ = r.rank;
+        stop(SIGTERM);
+      }
     }
   }
+}
+
+void Supervisor::on_elastic_failure(const Rank& r) {
+  elastic_failures_.push_back(r.rank);
+  if (r.removed) return;  // said when it was killed
+  // After the last member the job is over, and the summary names the failure instead.
+  const bool members_left = std::any_of(ranks_.begin(), ranks_.end(), [&](const Rank& x) {
+    return x.running && elastic_->is_member(x.rank);
+  });
+  if (members_left)
+    fmt::print(stderr, "sfrun: rank {} {}; the elastic job goes on without it\n", r.rank, describe_end(r));
+}
+
+void Supervisor::stop_removed_ranks() {
+  for (const auto& r : ranks_)
+    if (r.running && elastic_->is_member(r.rank)) return;
+  for (auto& r : ranks_) {
+    if (!r.running || r.removed) continue;
+    // SIGKILL ends a stopped process too: a frozen rank needs no SIGCONT first.
+    r.removed = true;
+    signal_rank(r, SIGKILL);
+    fmt::print(stderr, "sfrun: rank {} was removed from the job; stopped it\n", r.rank);
+  }
+}
+
+std::string Supervisor::describe_end(const Rank& r) const {
+  std::string how = describe_status(r.status);
+  const int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 0;
+  if (r.remote && code > 128 && code <= 128 + 64)
+    how += fmt::format(" (its program died of signal {}, {})", code - 128, ::strsignal(code - 128));
+  return how;
 }
 
 void Supervisor::pump(Rank& r, bool is_err) {
@@ -192,6 +240,7 @@ JobResult Supervisor::run() {
   using std::chrono::milliseconds;
   for (;;) {
     reap();
+    if (elastic_ && !stopping_) stop_removed_ranks();
     const auto now = Clock::now();
     if (stopping_ && !killed_ && now >= kill_at_) kill_all();
     bool pipes_open = false;
@@ -248,16 +297,17 @@ JobResult Supervisor::finish() {
     res.summary = start_error_ + stopped;
     return res;
   }
+  if (elastic_ && !interrupted_by_) {
+    const auto it = std::find_if(elastic_failures_.begin(), elastic_failures_.end(),
+                                 [&](int rank) { return elastic_->is_member(rank); });
+    if (it != elastic_failures_.end()) first_failure_ = *it;
+  }
   if (first_failure_ >= 0) {
     const Rank& r = *std::find_if(ranks_.begin(), ranks_.end(), [&](const Rank& x) { return x.rank == first_failure_; });
     const RankLog& log = *logs_[r.index];
     res.failed_rank = r.rank;
     res.exit_code = exit_code_of(r.status);
-    std::string how = describe_status(r.status);
-    const int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 0;
-    if (r.remote && code > 128 && code <= 128 + 64)
-      how += fmt::format(" (its program died of signal {}, {})", code - 128, ::strsignal(code - 128));
-    res.summary = fmt::format("sfrun: rank {} {} — see {}/stdout\n", r.rank, how, log.dir());
+    res.summary = fmt::format("sfrun: rank {} {} — see {}/stdout\n", r.rank, describe_end(r), log.dir());
     if (!log.last_stderr_line().empty())
       res.summary += fmt::format("sfrun: rank {} stderr: {}\n", r.rank, log.last_stderr_line());
     for (const auto& l : logs_) {
@@ -273,8 +323,16 @@ JobResult Supervisor::finish() {
     res.summary = fmt::format("sfrun: interrupted by SIG{}; logs in {}\n", sigabbrev_np(interrupted_by_), job_dir_) + stopped;
     return res;
   }
-  res.summary = fmt::format("sfrun: {} ranks exited 0 in {:.1f} s; logs in {}\n", ranks_.size(),
-                            std::chrono::duration<double>(now - started_).count(), job_dir_);
+  const double seconds = std::chrono::duration<double>(now - started_).count();
+  if (elastic_ && elastic_->generation() > 0) {
+    const auto members = elastic_->members();
+    res.summary = fmt::format("sfrun: the {} ranks of generation {} ({}) exited 0 in {:.1f} s; {} of {} left the job; "
+                              "logs in {}\n",
+                              members.size(), elastic_->generation(), rank_list(members), seconds,
+                              ranks_.size() - members.size(), ranks_.size(), job_dir_);
+    return res;
+  }
+  res.summary = fmt::format("sfrun: {} ranks exited 0 in {:.1f} s; logs in {}\n", ranks_.size(), seconds, job_dir_);
   return res;
 }
 

@@ -13,6 +13,19 @@
 //   * Returns once every rank is reaped and its output drained. sfrun is the subreaper of the
 //     ranks' process trees, so what a rank leaves behind is reaped too.
 //
+// An elastic job (`elastic`, sfrun --elastic) differs in what a failed rank does: nothing
+// stops. The ranks left agree among themselves on the new membership and print it
+// (elastic_lines.h); the supervisor follows it (elastic_membership.h):
+//   * a rank that exits non-zero or dies of a signal while other members run is said in one
+//     line, `sfrun: rank 2 exited with signal 9 (Killed); the elastic job goes on without it`;
+//   * the first line of each generation is passed on to sfrun's stderr, `sfrun: shardflow
+//     elastic: generation 1: ...`;
+//   * once every member has exited, a removed rank still alive (a frozen rank the others gave
+//     up on) gets SIGKILL, its whole group: `sfrun: rank 2 was removed from the job; stopped it`;
+//   * the job fails with the first member of the last membership that failed; what happened to
+//     removed ranks fails nothing.
+// SIGINT/SIGTERM/SIGHUP stop an elastic job as any other.
+//
 // The caller blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP (block_job_signals) before anything is
 // started, so no signal is lost between the start and the loop; the supervisor reads them from
 // a signalfd.
@@ -24,9 +37,11 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tools/sfrun/elastic_membership.h"
 #include "tools/sfrun/launch.h"
 #include "tools/sfrun/rank_log.h"
 
@@ -46,9 +61,9 @@ struct JobResult {
 class Supervisor {
  public:
   // `logs[i]` receives the output of launches[i]; `job_dir` is how the summary names the logs
-  // (job_dir/rank.R/stdout).
+  // (job_dir/rank.R/stdout). `elastic`: the launches are ranks 0..N-1 of an elastic job.
   Supervisor(std::vector<RankLaunch> launches, std::vector<std::unique_ptr<RankLog>>& logs, std::string job_dir,
-             std::chrono::milliseconds grace);
+             std::chrono::milliseconds grace, bool elastic = false);
   ~Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
@@ -61,6 +76,9 @@ class Supervisor {
 
   void start_all();
   void reap();
+  void on_elastic_failure(const Rank& r);
+  void stop_removed_ranks();
+  std::string describe_end(const Rank& r) const;
   void pump(Rank& r, bool is_err);
   void on_signal(int signo);
   void stop(int signo);
@@ -81,6 +99,8 @@ class Supervisor {
   int first_failure_ = -1;
   std::string start_error_;
   std::vector<int> stopped_;  // ranks still running when the stop began
+  std::optional<ElasticMembership> elastic_;  // an elastic job's membership; empty otherwise
+  std::vector<int> elastic_failures_;         // elastic: the ranks that failed, in the order they ended
   Clock::time_point started_{}, stop_started_{}, kill_at_{}, drain_until_{};
 };
 

@@ -41,6 +41,9 @@ int run_zmq_job(const Options& o) {
     std::vector<std::string> cmd = {o.command.front()};
     for (auto& a : program_args(o)) cmd.push_back(a);
     text += fmt::format("command: {}\n", shell_join(cmd));
+    if (!o.elastic.empty())
+      text += fmt::format("elastic {}:{}: a rank that fails does not stop the job; every rank gets SF_ELASTIC={}:{}\n",
+                          o.elastic_min, o.elastic_max, o.elastic_min, o.elastic_max);
     std::fputs(text.c_str(), stdout);
     return 0;
   }
@@ -59,7 +62,7 @@ int run_zmq_job(const Options& o) {
   }
   block_job_signals();
   Supervisor supervisor(std::move(launches), logs, job_dir,
-                        std::chrono::milliseconds(static_cast<int64_t>(o.grace * 1000)));
+                        std::chrono::milliseconds(static_cast<int64_t>(o.grace * 1000)), !o.elastic.empty());
   const JobResult result = supervisor.run();
   std::fputs(result.summary.c_str(), stderr);
   return result.exit_code;

@@ -1,6 +1,6 @@
 # Bad input is refused before any rank starts, with exit status 2 and a message naming the
 # problem: a bad hostfile line (FILE:LINE), too few slots, an unreachable host, a port in use,
-# -n 0, a program that does not exist. Nothing is started: no job directory, no process.
+# -n 0, a program that does not exist, a bad --elastic. Nothing is started: no job directory, no process.
 source "$TEST_DIR/lib.sh"
 marker=sfrun-bad-input-$id
 # refused NAME TEXT SFRUN-ARGS...: sfrun exits 2, says TEXT, and started nothing.
@@ -58,6 +58,20 @@ refused no_program_path "PROGRAM no-such-program-$id: no executable of that name
 refused not_executable "PROGRAM $TEST_DIR/lib.sh: is not executable" -n 2 -- "$TEST_DIR/lib.sh" "$marker"
 refused no_command "no program given" -n 2
 refused transport "--transport tcp: must be zmq or mpi" -n 2 --transport tcp -- "$JOB_MAIN" "$marker"
+# --elastic MIN:MAX: two whole numbers, 1 <= MIN <= N <= MAX, and only where sfrun starts the ranks; one line each.
+refused elastic_zero "--elastic 0:4: MIN must be at least 1" -n 4 --elastic 0:4 -- "$JOB_MAIN" "$marker"
+refused elastic_order "--elastic 3:2: MIN 3 is more than MAX 2" -n 2 --elastic 3:2 -- "$JOB_MAIN" "$marker"
+refused elastic_words "--elastic a:b: must be MIN:MAX, two whole numbers (e.g. 2:4)" -n 4 --elastic a:b -- \
+  "$JOB_MAIN" "$marker"
+refused elastic_one "--elastic 3: must be MIN:MAX" -n 4 --elastic 3 -- "$JOB_MAIN" "$marker"
+refused elastic_max "--elastic 2:3: -n 4 starts more ranks than MAX 3" -n 4 --elastic 2:3 -- "$JOB_MAIN" "$marker"
+refused elastic_min "--elastic 5:8: MIN 5 is more than the 4 ranks of -n 4" -n 4 --elastic 5:8 -- "$JOB_MAIN" "$marker"
+refused elastic_mpi \
+  "--elastic needs the zmq transport: Open MPI 4.1 cannot shrink a communicator (see docs/elastic.md)" \
+  -n 4 --elastic 2:4 --transport mpi -- "$JOB_MAIN" "$marker"
+for name in elastic_zero elastic_order elastic_words elastic_one elastic_max elastic_min elastic_mpi; do
+  [[ $(wc -l <"$work/$name.err") -eq 1 ]] || { show "$work/$name.err"; fail "$name: the error is not one line"; }
+done
 # Everything wrong at once is said at once.
 refused several "2 problems:" -n 2 --master-port "$port" -- "$work/no-such-program" "$marker"
 echo PASS

@@ -1,4 +1,5 @@
-# --dry-run prints the rank -> host plan and the command, starts nothing and creates nothing.
+# --dry-run prints the rank -> host plan and the command (and --elastic's range), starts nothing and creates
+# nothing.
 source "$TEST_DIR/lib.sh"
 "$SFRUN" -n 4 --dry-run --log-dir "$logs" -- "$JOB_MAIN" a b >"$work/out" 2>&1 || { show "$work/out"; fail "rc $?"; }
 expect_in "$work/out" "sfrun plan: 4 ranks over zmq on 1 host; rendezvous tcp://127.0.0.1:"
@@ -15,4 +16,9 @@ expect_in "$work/out" "sfrun plan: 5 ranks over zmq on 2 hosts; rendezvous tcp:/
 expect_in "$work/out" "host hostA (addr 10.1.2.3): ranks 0..2, started through \`ip netns exec hostA sh -c\`"
 expect_in "$work/out" "rank 3 -> host hostB local rank 0 of 2"
 expect_in "$work/out" "command: 'prog' '--comm-timeout' '7'"
+# --elastic: the plan, and a note of the range every rank gets.
+"$SFRUN" -n 4 --elastic 2:6 --dry-run --log-dir "$logs" -- prog >"$work/out" 2>&1 || { show "$work/out"; fail "rc $?"; }
+expect_in "$work/out" "sfrun plan: 4 ranks over zmq on 1 host"
+expect_in "$work/out" "elastic 2:6: a rank that fails does not stop the job; every rank gets SF_ELASTIC=2:6"
+[[ ! -e $logs ]] || fail "--dry-run --elastic created $logs"
 echo PASS

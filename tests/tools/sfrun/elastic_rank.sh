@@ -1,0 +1,84 @@
+# A stand-in for a rank of an elastic job, for sfrun's elastic tests: it says its SF_ELASTIC, and
+# plays its part of MODE, printing the membership lines real survivors print (docs/elastic.md).
+#   bash elastic_rank.sh MODE JOB_LOGS SFRUN_ERR
+# JOB_LOGS is the job's log dir (LOG_DIR/JOB), SFRUN_ERR the file sfrun's stderr goes to: a
+# survivor notices a loss only after it happened, so it waits for sfrun's line about it.
+#   goes-on       3 ranks: rank 1 dies of SIGKILL; ranks 0 and 2 go on as generation 1 and exit 0
+#   two-losses    4 ranks: rank 1 dies (generation 1: 0,2,3), then rank 3 (generation 2: 0,2)
+#   member-fails  goes-on, but rank 2 exits 3 after the change
+#   silent        3 ranks: rank 1 dies; the others print no membership line and exit 0
+#   frozen        4 ranks: rank 1 stops itself (SIGSTOP), rank 3 leaves with an error; ranks 0
+#                 and 2 go on without both and exit 0
+set -u
+mode=$1 logs=$2 err=$3
+rank=$SF_RANK
+echo "rank $rank: SF_ELASTIC=${SF_ELASTIC-unset}"
+
+# await TEXT: until sfrun's stderr has TEXT.
+await() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    grep -qF -- "$1" "$err" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "elastic_rank: rank $rank: '$1' never came" >&2
+  exit 99
+}
+# await_frozen: until rank 1 is stopped (state T).
+await_frozen() {
+  local i pid
+  for ((i = 0; i < 300; i++)); do
+    pid=$(cat "$logs/rank.1/pid" 2>/dev/null) &&
+      [[ $(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) == T ]] && return 0
+    sleep 0.1
+  done
+  echo "elastic_rank: rank $rank: rank 1 never stopped" >&2
+  exit 99
+}
+# changed GENERATION LOST MEMBERS OLD_SIZE: this rank's membership line.
+changed() {
+  local members=$3 new=0 r
+  for r in ${members//,/ }; do
+    [[ $r == "$rank" ]] && break
+    new=$((new + 1))
+  done
+  echo "shardflow elastic: generation $1: $2 (test); detected at 00:00:00.000; members $members" \
+    "($4 -> $(($(tr -cd , <<<"$members" | wc -c) + 1)) ranks; this rank $rank -> $new); rolled back to step 0;" \
+    "recovered in 0.001 s" >&2
+}
+
+case $mode/$rank in
+  goes-on/1 | two-losses/1 | member-fails/1 | silent/1) kill -KILL $$ ;;
+  goes-on/* | member-fails/*)
+    await "sfrun: rank 1 exited with"
+    changed 1 "lost rank 1" 0,2 3
+    [[ $mode/$rank == member-fails/2 ]] && exit 3
+    exit 0
+    ;;
+  two-losses/*)
+    await "sfrun: rank 1 exited with"
+    changed 1 "lost rank 1" 0,2,3 4
+    [[ $rank == 3 ]] && kill -KILL $$
+    await "sfrun: rank 3 exited with"
+    changed 2 "lost rank 3" 0,2 3
+    exit 0
+    ;;
+  silent/*)
+    await "sfrun: rank 1 exited with"
+    exit 0
+    ;;
+  frozen/1) kill -STOP $$ ;;
+  frozen/3)
+    await_frozen
+    echo "this rank was removed from the job" >&2
+    exit 1
+    ;;
+  frozen/*)
+    await_frozen
+    await "sfrun: rank 3 exited with"
+    changed 1 "lost ranks 1, 3" 0,2 4
+    exit 0
+    ;;
+esac
+echo "elastic_rank: no part for rank $rank in mode $mode" >&2
+exit 98
