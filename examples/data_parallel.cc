@@ -81,20 +81,29 @@ class Network : public nn::Cell {
 // One rank's training: the seed's loop, or Model.train. Returns the test accuracy.
 double train(const Options& o, const ex::Example& example) {
   const ex::CommonOptions& c = example.common();
-  ds::Dataset data_set = create_dataset(c, o.batch);
-  Network net;
   auto loss_fn = std::make_shared<nn::CrossEntropyLoss>();
-  auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), o.lr);
 
   if (o.api == "model") {
-    // Model.train reduces the gradients itself, in buckets, while backward runs.
-    sf::Model model(net, loss_fn, optimizer);
-    std::vector<sf::CallbackPtr> callbacks{std::make_shared<sf::LossMonitor>(c.print_every)};
-    const sf::ResumePoint from = example.checkpointing(model, data_set, callbacks);
-    model.train(c.epochs, data_set, callbacks, from);
-    return model.eval_accuracy(create_test_dataset(c));
+    // Model.train reduces the gradients itself, in buckets, while backward runs. Under
+    // `sfrun --elastic` a lost rank's peers go on without it: each new world builds this anew.
+    const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
+      auto net = std::make_shared<Network>();
+      auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), o.lr);
+      sf::TrainingSetup s;
+      s.model = std::make_shared<sf::Model>(*net, loss_fn, optimizer);
+      s.train_set = create_dataset(c, o.batch);
+      s.callbacks = {std::make_shared<sf::LossMonitor>(c.print_every)};
+      s.keep = net;
+      // Only the first world resumes --resume: later ones take the agreed step's state.
+      s.from = example.checkpointing(*s.model, s.train_set, s.callbacks, generation == 0 ? c.resume : "");
+      return s;
+    });
+    return done.model->eval_accuracy(create_test_dataset(c));
   }
 
+  ds::Dataset data_set = create_dataset(c, o.batch);
+  Network net;
+  auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), o.lr);
   auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
     sf::Value logits = net(b, in[0]);
     return (*loss_fn)(b, logits, in[1]);

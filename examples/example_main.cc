@@ -78,9 +78,14 @@ int Example::main(int argc, char** argv) {
 
 ResumePoint Example::checkpointing(Model& model, const dataset::Dataset& train_set,
                                    std::vector<CallbackPtr>& callbacks) const {
+  return checkpointing(model, train_set, callbacks, common_.resume);
+}
+
+ResumePoint Example::checkpointing(Model& model, const dataset::Dataset& train_set, std::vector<CallbackPtr>& callbacks,
+                                   const std::string& resume) const {
   if (!common_.checkpoint_dir.empty())
     callbacks.push_back(std::make_shared<CheckpointDir>(common_.checkpoint_dir, common_.save_every, common_.keep));
-  return common_.resume.empty() ? ResumePoint{} : resume_from(model, train_set, common_.resume);
+  return resume.empty() ? ResumePoint{} : resume_from(model, train_set, resume);
 }
 
 dataset::Dataset take_steps(const dataset::Dataset& rows, int64_t steps, int64_t batch) {

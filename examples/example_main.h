@@ -98,6 +98,9 @@ class Example {
   // returns the point to train from ({0, 0} without --resume).
   ResumePoint checkpointing(Model& model, const dataset::Dataset& train_set,
                             std::vector<CallbackPtr>& callbacks) const;
+  // The same, resuming `resume` instead of --resume ("" resumes nothing).
+  ResumePoint checkpointing(Model& model, const dataset::Dataset& train_set, std::vector<CallbackPtr>& callbacks,
+                            const std::string& resume) const;
 
  private:
   CLI::App app_;

@@ -29,6 +29,7 @@
 #include <shardflow/train/callback.h>
 #include <shardflow/train/checkpoint.h>
 #include <shardflow/train/conv_layers.h>
+#include <shardflow/train/elastic_train.h>
 #include <shardflow/train/gather_parameters.h>
 #include <shardflow/train/grad_reducer.h>
 #include <shardflow/train/layers.h>

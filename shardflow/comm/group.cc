@@ -114,13 +114,15 @@ Group create_group(std::shared_ptr<Transport> transport, const std::string& name
   SF_ENFORCE(s->rank >= 0, InvalidArgument, "create_group('{}'): this rank {} is not a member of [{}]",
              brief_text(name, 80), transport->rank(), brief_list(s->ranks));
   // FNV-1a over the name and the ranks: equal on every member without any message. Id 0 is
-  // the world's; a collision with another group's id needs the same 23-bit hash.
+  // the world's, kMembershipGroupId the membership protocol's; a collision with another
+  // group's id needs the same 23-bit hash.
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](uint64_t b) { h = (h ^ b) * 1099511628211ull; };
   for (char c : name) mix(static_cast<unsigned char>(c));
   for (int r : s->ranks) mix(static_cast<uint64_t>(r) + 0x100);
   s->id = static_cast<uint32_t>((h ^ (h >> 23) ^ (h >> 46)) & 0x7fffffu);
   if (s->id == 0) s->id = 1;
+  if (s->id == kMembershipGroupId) s->id = kMembershipGroupId - 1;
   s->transport = std::move(transport);
   return Group(std::move(s));
 }

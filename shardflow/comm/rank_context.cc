@@ -76,6 +76,10 @@ RankContext& current_rank() {
 RankBinding::RankBinding(std::shared_ptr<RankContext> ctx) : previous_(std::move(t_bound)) { t_bound = std::move(ctx); }
 RankBinding::~RankBinding() { t_bound = std::move(previous_); }
 
+void rebind_thread(const std::shared_ptr<RankContext>& old, std::shared_ptr<RankContext> next) {
+  if (t_bound == old) t_bound = std::move(next);
+}
+
 void set_process_rank(std::shared_ptr<RankContext> ctx) {
   std::lock_guard<std::mutex> lock(g_process_mu);
   g_process = std::move(ctx);

@@ -86,6 +86,9 @@ class RankBinding {
   std::shared_ptr<RankContext> previous_;
 };
 
+/// If the calling thread is bound to `old`, binds it to `next` instead (comm::replace_world, on
+/// the rank's own thread; a RankBinding in force then restores its previous binding as usual).
+void rebind_thread(const std::shared_ptr<RankContext>& old, std::shared_ptr<RankContext> next);
 /// The rank every thread of this process sees when it has no binding of its own: set by init()
 /// when the process holds exactly one rank, cleared (null) otherwise.
 void set_process_rank(std::shared_ptr<RankContext> ctx);

@@ -38,7 +38,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <shardflow/core/tensor.h>
 
@@ -48,6 +51,30 @@ namespace sf::comm {
 using Tag = uint64_t;
 
 class NativeCollectives;  // comm/native_collectives.h
+class Transport;
+
+/// The group id (bits 40..62, comm/group.h) that tags of the membership protocol carry
+/// (comm/elastic/membership.h); create_group never gives it to a group.
+inline constexpr uint32_t kMembershipGroupId = 0x7fffffu;
+/// The tag of membership message `slot` of agreement round `round`.
+inline Tag membership_tag(uint32_t round, uint8_t slot) {
+  return (Tag{kMembershipGroupId} << 40) | (Tag{round} << 8) | slot;
+}
+/// True for the tags of membership_tag(): receives of these go on after Transport::interrupt.
+inline bool is_membership_tag(Tag tag) { return (tag >> 40) == kMembershipGroupId; }
+
+/// A bound endpoint of the world that follows a membership change (Transport::seed_next_world):
+/// its address travels to the other members over the current world, then link() completes it.
+class WorldSeed {
+ public:
+  virtual ~WorldSeed() = default;
+  /// Where the other members reach this one.
+  virtual const std::string& address() const = 0;
+  /// Links with every member (addresses[r] is new rank r's) and returns this rank's endpoint of
+  /// the new world; throws Error naming the members that did not link within `timeout`.
+  virtual std::shared_ptr<Transport> link(const std::vector<std::string>& addresses,
+                                          std::chrono::milliseconds timeout) = 0;
+};
 
 /// One rank's endpoint: send and receive tensors by (peer, tag) within its world.
 class Transport {
@@ -88,6 +115,26 @@ class Transport {
   /// The message size, in bytes, that ring and tree algorithms cut large tensors into on this
   /// transport (comm/algorithm.h kSegmentBytes by default). Must be the same on every rank.
   virtual int64_t segment_bytes() const;
+
+  ///@{
+  /// Membership changes (comm/elastic/membership.h); a backend that cannot change its world
+  /// (mpi, inproc) keeps the defaults: nothing lost, nothing to seed.
+  /// The peers lost so far (killed, frozen, unreachable; not those that closed), by rank.
+  virtual std::vector<int> lost_peers() const { return {}; }
+  /// The peers that closed their endpoints, by rank.
+  virtual std::vector<int> closed_peers() const { return {}; }
+  /// How long a silent (frozen) peer takes to be counted lost; zero when peers are never lost.
+  virtual std::chrono::milliseconds loss_bound() const { return std::chrono::milliseconds(0); }
+  /// Makes every receive not under a membership tag, waiting or later, fail with PeerLost
+  /// naming `lost`: a step in flight stops within milliseconds, whichever peer it waits for.
+  virtual void interrupt(int lost, const std::string& why) { (void)lost, (void)why; }
+  /// Binds this rank's endpoint of a new world of `size` ranks in which it is `rank`; the
+  /// members of `generation` share a secret no earlier member can prove. Null: not supported.
+  virtual std::unique_ptr<WorldSeed> seed_next_world(int rank, int size, uint32_t generation) {
+    (void)rank, (void)size, (void)generation;
+    return nullptr;
+  }
+  ///@}
 };
 
 }  // namespace sf::comm

@@ -10,6 +10,7 @@
 #include <shardflow/train/checkpoint/optimizer_tensors.h>
 #include <shardflow/train/checkpoint/reader.h>
 #include <shardflow/train/rank_local_tensors.h>
+#include <shardflow/train/state_mapping.h>
 #include <shardflow/train/training_state.h>
 
 namespace sf {
@@ -30,45 +31,6 @@ Rank this_rank() {
   return r ? Rank{r->rank(), r->size()} : Rank{};
 }
 
-// The saving rank 0's scalars made this rank's, when the rank count or mode differs: the dataset
-// position maps only for the same global batch and batches per epoch, and a shuffled one only
-// for the same shards (see train/training_checkpoint.h).
-nlohmann::json mapped_scalars(nlohmann::json s, const dataset::Dataset& data, Rank r, int saved_ranks,
-                              const std::string& source) {
-  SF_ENFORCE(s.contains("dataset") && s["dataset"].is_object(), InvalidArgument, "{}: scalar 'dataset' is missing",
-             source);
-  nlohmann::json& d = s["dataset"];
-  auto count = [&](const char* key) {
-    SF_ENFORCE(d.contains(key) && d[key].is_number_integer(), InvalidArgument, "{}: scalar 'dataset.{}' is missing",
-               source, key);
-    return d[key].get<int64_t>();
-  };
-  const int64_t saved_global = count("batch_size") * count("num_shards");
-  const int64_t global = data.batch_size() * data.num_shards();
-  SF_ENFORCE(saved_global == global, InvalidArgument,
-             "{}: saved on {} ranks with a global batch of {} rows, resumed on {} with {}; the dataset position maps "
-             "to another rank count only with the same global batch",
-             source, saved_ranks, saved_global, r.ranks, global);
-  SF_ENFORCE(count("batches_per_epoch") == data.get_dataset_size(), InvalidArgument,
-             "{}: saved with {} batches per epoch, resumed with {}; the dataset position does not map", source,
-             count("batches_per_epoch"), data.get_dataset_size());
-  // A shuffle is per shard: it maps when the shards are the same (one whole set on every rank,
-  // as semi-auto, auto and pipeline parallel read it, or the same shard count).
-  SF_ENFORCE((d.value("shuffle_seed", nlohmann::json()).is_null() && !data.shuffle_seed()) ||
-                 count("num_shards") == data.num_shards(),
-             InvalidArgument,
-             "{}: saved on {} ranks, resumed on {}: a shuffled dataset's position does not map to another rank count "
-             "(each shard shuffles its own rows)",
-             source, saved_ranks, r.ranks);
-  d["batch_size"] = data.batch_size();
-  d["num_rows"] = data.num_rows();
-  d["num_shards"] = data.num_shards();
-  d["shard_id"] = data.shard_id();
-  s["rank"] = r.rank;
-  s["ranks"] = r.ranks;
-  return s;
-}
-
 }  // namespace
 
 ResumePoint resume_from(Model& model, const dataset::Dataset& train_set, const std::string& path) {
@@ -85,7 +47,7 @@ ResumePoint resume_from(Model& model, const dataset::Dataset& train_set, const s
              "{} holds no training state (it was not saved by CheckpointDir or --checkpoint-dir)", source);
 
   TrainingState state;
-  state.scalars = same ? saved : mapped_scalars(saved, train_set, r, saved_ranks, source);
+  state.scalars = same ? saved : map_state_scalars(saved, train_set, r.rank, r.ranks, saved_ranks, source);
   // The step is built first: under semi-auto and auto parallel the parameters are then cut to
   // their blocks, so that each rank reads only its blocks; a pipeline rank then knows the
   // parameters its stages hold, and reads only those.

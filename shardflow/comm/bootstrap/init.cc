@@ -95,6 +95,26 @@ void run_ranks(const std::function<void()>& fn) {
   if (first) std::rethrow_exception(first);
 }
 
+void replace_world(std::shared_ptr<Transport> transport) {
+  std::shared_ptr<RankContext> old;
+  std::shared_ptr<RankContext> next;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    SF_ENFORCE(g_job, InvalidArgument, "replace_world(): call sf::comm::init() first");
+    SF_ENFORCE(g_job->ranks.size() == 1, InvalidArgument,
+               "replace_world(): this process holds {} ranks; a membership change needs one rank per process",
+               g_job->ranks.size());
+    old = g_job->ranks.front();
+    next = std::make_shared<RankContext>(std::move(transport), old->local_rank());
+    g_job->ranks.front() = next;
+    g_job->spec.rank = next->rank();
+    g_job->spec.size = next->size();
+  }
+  set_process_rank(next);
+  rebind_thread(old, next);
+  old->transport()->close();
+}
+
 void release() {
   std::unique_ptr<Job> job;
   {

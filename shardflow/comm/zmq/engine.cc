@@ -249,7 +249,7 @@ void Fabric::Engine::drop_link(int p, bool lost, const std::string& why) {
   f_.out_lanes_[p]->shut();
   f_.in_lanes_[p]->shut();
   if (lost) ++c_.peers_lost;
-  f_.mark_src_closed(p, why);
+  f_.mark_src_closed(p, lost, why);
   // Nothing more will be sent to it; close at once, so a frozen peer holds nothing back.
   if (l.dealer) {
     l.dealer.set(ZMQ_LINGER, 0);

@@ -52,6 +52,7 @@ Fabric::Fabric(int rank, int size, const std::string& bind_to, const ZmqOptions&
   out_up_.assign(size, 0);
   in_up_.assign(size, 0);
   gone_.assign(size, 0);
+  lost_.assign(size, 0);
 }
 
 Fabric::~Fabric() {
@@ -87,7 +88,7 @@ void Fabric::run(std::vector<std::string> endpoints) {
   } catch (const std::exception& ex) {  // libzmq itself failed: this endpoint is dead
     std::fprintf(stderr, "shardflow zmq: rank %d: the I/O thread failed: %s\n", rank_, ex.what());
     for (int p = 0; p < size_; ++p)
-      if (p != rank_) mark_src_closed(p, fmt::format("is unreachable: rank {}'s zmq I/O thread failed ({})", rank_, ex.what()));
+      if (p != rank_) mark_src_closed(p, true, fmt::format("is unreachable: rank {}'s zmq I/O thread failed ({})", rank_, ex.what()));
   }
   if (e) e->finish();
 }
@@ -136,13 +137,48 @@ void Fabric::post(int dst, Tag tag, const Tensor& t) {
 
 void Fabric::deliver(int src, Tag tag, Tensor t) { inboxes_[src]->push(tag, std::move(t)); }
 
-void Fabric::mark_src_closed(int src, std::string why) {
+void Fabric::mark_src_closed(int src, bool lost, std::string why) {
   if (!inboxes_[src]->close_source(std::move(why))) return;
   {
     std::lock_guard<std::mutex> lock(link_mu_);
     gone_[src] = 1;
+    lost_[src] = lost ? 1 : 0;
   }
   link_cv_.notify_all();
+}
+
+std::vector<int> Fabric::lost_peers() const {
+  std::lock_guard<std::mutex> lock(link_mu_);
+  std::vector<int> out;
+  for (int p = 0; p < size_; ++p)
+    if (lost_[p]) out.push_back(p);
+  return out;
+}
+
+std::vector<int> Fabric::closed_peers() const {
+  std::lock_guard<std::mutex> lock(link_mu_);
+  std::vector<int> out;
+  for (int p = 0; p < size_; ++p)
+    if (gone_[p] && !lost_[p]) out.push_back(p);
+  return out;
+}
+
+void Fabric::interrupt(int lost, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (interrupted_.load()) return;
+    interrupt_rank_ = lost;
+    interrupt_why_ = why;
+    interrupted_.store(true);
+  }
+  wake();
+}
+
+void Fabric::throw_if_interrupted(int src, Tag tag) const {
+  if (!interrupted(tag)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  throw PeerLost(interrupt_rank_, fmt::format("zmq: rank {} {}; rank {} abandoned its receive from rank {} (tag {:#x})",
+                                              interrupt_rank_, interrupt_why_, rank_, src, tag));
 }
 
 InLane::Events Fabric::lane_events(int p, std::optional<LaneEnd>& end) {
@@ -170,7 +206,7 @@ bool Fabric::read_lane_until(int src, Tag tag, Clock::time_point deadline) {
   std::optional<LaneEnd> end;
   const InLane::Events ev = lane_events(src, end);
   for (;;) {
-    if (b.ready(tag)) break;
+    if (b.ready(tag) || interrupted(tag)) break;
     const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
     // Each read sleeps at most kHeldSliceMs: a close() of this endpoint is seen within one.
@@ -179,7 +215,7 @@ bool Fabric::read_lane_until(int src, Tag tag, Clock::time_point deadline) {
   }
   lane.release();
   if (end) {
-    mark_src_closed(src, end->why);  // this receive, and every other waiting on src, fails now
+    mark_src_closed(src, end->lost, end->why);  // this receive, and every other waiting on src, fails now
     std::lock_guard<std::mutex> lock(mu_);
     lane_ends_.push_back(std::move(*end));
   }
@@ -195,11 +231,13 @@ Tensor Fabric::take(int src, Tag tag, milliseconds timeout) {
   detail::Inbox& b = *inboxes_[src];
   const auto deadline = Clock::now() + timeout;
   for (;;) {
+    throw_if_interrupted(src, tag);
     if (auto t = b.take(tag, Clock::now(), deadline, timeout)) return std::move(*t);
     // Read the lane ourselves; if another thread does, wait for what it delivers (or for the
-    // lane to come free, within a short slice).
+    // lane to come free, within a short slice; short for this rank's own messages too, so that
+    // an interrupt() is seen).
     if (src != rank_ && read_lane_until(src, tag, deadline)) continue;
-    const auto until = src == rank_ ? deadline : Clock::now() + milliseconds(5);
+    const auto until = Clock::now() + milliseconds(5);
     if (auto t = b.take(tag, until, deadline, timeout)) return std::move(*t);
   }
 }

@@ -90,6 +90,15 @@ class Fabric {
   // before it.
   void close();
   ZmqStats stats() const;
+  // The peers lost so far (killed, frozen past the heartbeat, unreachable), in rank order; a
+  // peer that closed its endpoint is not lost.
+  std::vector<int> lost_peers() const;
+  // The peers that closed their endpoints (a close notice), in rank order.
+  std::vector<int> closed_peers() const;
+  // From now on every take() whose tag is not a membership tag (comm/transport.h) fails with
+  // PeerLost naming `lost` and `why` — those waiting now within about 5 ms. Idempotent (the
+  // first call's rank and reason stay).
+  void interrupt(int lost, const std::string& why);
 
  private:
   struct Counters;
@@ -104,7 +113,10 @@ class Fabric {
 
   void run(std::vector<std::string> endpoints);
   void deliver(int src, Tag tag, Tensor t);
-  void mark_src_closed(int src, std::string why);
+  void mark_src_closed(int src, bool lost, std::string why);
+  // Throws the PeerLost of interrupt() unless `tag` is a membership tag or none was asked.
+  void throw_if_interrupted(int src, Tag tag) const;
+  bool interrupted(Tag tag) const { return interrupted_.load() && !is_membership_tag(tag); }
   void set_linked(int peer, bool out);
   void wake();
   // What reading peer p's lane does with each frame; a lane's end is left in `end`.
@@ -135,15 +147,20 @@ class Fabric {
 
   // Requests for the I/O thread, guarded by mu_; wake_fd_ is its eventfd, written when a lane
   // has bytes left for it or shutdown is asked.
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool shutdown_ = false;
   std::vector<LaneEnd> lane_ends_;  // seen by callers reading a lane, for the I/O thread
   int wake_fd_ = -1;
 
   // Link state for wait_linked(), guarded by link_mu_.
-  std::mutex link_mu_;
+  mutable std::mutex link_mu_;
   std::condition_variable link_cv_;
-  std::vector<char> out_up_, in_up_, gone_;
+  std::vector<char> out_up_, in_up_, gone_, lost_;
+
+  // interrupt(): set once; the rank and reason under mu_.
+  std::atomic<bool> interrupted_{false};
+  int interrupt_rank_ = -1;
+  std::string interrupt_why_;
 
   std::thread thread_;
 };

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 
@@ -89,6 +90,15 @@ ZmqOptions with_env(ZmqOptions o) {
              "zmq: socket buffer {} bytes (socket_buffer_bytes, SF_ZMQ_SOCKET_BUFFER_KB) is outside 0 .. 1 GiB", buffer);
   o.segment_bytes = segment;
   o.socket_buffer_bytes = static_cast<int>(buffer);
+  // A frozen rank is lost after this: elastic jobs (docs/elastic.md) trade it against a slow
+  // rank's pauses.
+  if (const char* v = std::getenv("SF_ZMQ_HEARTBEAT_TIMEOUT_MS"); v && *v) {
+    const int ms = parse_int("SF_ZMQ_HEARTBEAT_TIMEOUT_MS", v);
+    SF_ENFORCE(ms >= 200 && ms <= 3600000, InvalidArgument,
+               "zmq: SF_ZMQ_HEARTBEAT_TIMEOUT_MS={} is outside 200 .. 3600000 (1 hour)", ms);
+    o.heartbeat_timeout = std::chrono::milliseconds(ms);
+    o.heartbeat_interval = std::min(o.heartbeat_interval, std::chrono::milliseconds(ms / 4));
+  }
   if (const char* v = std::getenv("SF_ZMQ_CONNECT_TIMEOUT_MS"); v && *v) {
     const int ms = parse_int("SF_ZMQ_CONNECT_TIMEOUT_MS", v);
     SF_ENFORCE(ms >= 100 && ms <= 3600000, InvalidArgument,
@@ -101,7 +111,52 @@ ZmqOptions with_env(ZmqOptions o) {
 }  // namespace
 
 ZmqTransport::ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opts)
-    : fabric_(std::move(fabric)), max_payload_bytes_(opts.max_payload_bytes), segment_bytes_(opts.segment_bytes) {}
+    : fabric_(std::move(fabric)),
+      options_(opts),
+      max_payload_bytes_(opts.max_payload_bytes),
+      segment_bytes_(opts.segment_bytes) {}
+
+std::vector<int> ZmqTransport::lost_peers() const { return fabric_->lost_peers(); }
+std::vector<int> ZmqTransport::closed_peers() const { return fabric_->closed_peers(); }
+void ZmqTransport::interrupt(int lost, const std::string& why) { fabric_->interrupt(lost, why); }
+
+namespace {
+
+// A next world's endpoint: its fabric bound, started by link().
+class ZmqWorldSeed final : public WorldSeed {
+ public:
+  ZmqWorldSeed(std::unique_ptr<Fabric> fabric, ZmqOptions o) : fabric_(std::move(fabric)), options_(std::move(o)) {}
+  const std::string& address() const override { return fabric_->endpoint(); }
+  std::shared_ptr<Transport> link(const std::vector<std::string>& addresses,
+                                  std::chrono::milliseconds timeout) override {
+    SF_ENFORCE(fabric_, InvalidArgument, "zmq: a next world's endpoint was linked twice");
+    fabric_->start(addresses);
+    const std::vector<int> missing = fabric_->wait_linked(std::chrono::steady_clock::now() + timeout);
+    if (!missing.empty())
+      SF_THROW(Error, "zmq: rank {} of the new world could not link with rank(s) {} within {} ms", fabric_->rank(),
+               brief_list(missing), timeout.count());
+    return wrap(std::move(fabric_), options_);
+  }
+
+ private:
+  std::unique_ptr<Fabric> fabric_;
+  ZmqOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorldSeed> ZmqTransport::seed_next_world(int rank, int size, uint32_t generation) {
+  ZmqOptions o = options_;
+  o.secret = fmt::format("{}/generation-{}", options_.secret, generation);
+  const std::string& here = fabric_->endpoint();
+  std::string bind_to;
+  if (here.rfind("ipc://", 0) == 0) {
+    bind_to = ipc_endpoint(o.ipc_dir, rank);
+  } else {
+    bind_to = here.substr(0, here.rfind(':')) + ":*";  // tcp://<the same address>:<a new port>
+  }
+  return std::make_unique<ZmqWorldSeed>(std::make_unique<Fabric>(rank, size, bind_to, o), o);
+}
 
 }  // namespace sf::comm::zmq
 

@@ -43,6 +43,13 @@ class ZmqTransport final : public Transport {
   Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
   void close() override;
   int64_t segment_bytes() const override { return segment_bytes_; }
+  std::vector<int> lost_peers() const override;
+  std::vector<int> closed_peers() const override;
+  std::chrono::milliseconds loss_bound() const override { return options_.heartbeat_timeout; }
+  void interrupt(int lost, const std::string& why) override;
+  // Binds on this endpoint's scheme and host (a fresh ipc path, or the same address on a new
+  // port); the new world's secret is this one's with the generation appended.
+  std::unique_ptr<WorldSeed> seed_next_world(int rank, int size, uint32_t generation) override;
 
   // The address peers connect to ("tcp://127.0.0.1:41234", "ipc:///tmp/...").
   const std::string& endpoint() const;
@@ -54,6 +61,7 @@ class ZmqTransport final : public Transport {
   void check_peer(int peer, const char* what) const;
 
   std::unique_ptr<Fabric> fabric_;
+  ZmqOptions options_;
   uint64_t max_payload_bytes_;
   int64_t segment_bytes_;
 };

@@ -1,0 +1,187 @@
+#include <shardflow/comm/membership.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
+
+namespace sf::comm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr uint8_t kProposalSlot = 0;
+constexpr uint8_t kAddressSlot = 1;
+// A round's waits look at the transport's losses this often.
+constexpr milliseconds kSlice{20};
+constexpr uint32_t kMaxRounds = 64;
+
+// A proposal on the wire (i32, the steps split in halves): round, step high, step low, then the
+// lost ranks.
+Tensor encode_proposal(uint32_t round, int64_t step, const std::set<int>& lost) {
+  std::vector<int32_t> v{static_cast<int32_t>(round), static_cast<int32_t>(step >> 32),
+                         static_cast<int32_t>(step & 0xffffffff)};
+  v.insert(v.end(), lost.begin(), lost.end());
+  return Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
+}
+
+struct Proposal {
+  int64_t step = 0;
+  std::set<int> lost;
+};
+
+// Refuses what no survivor sends: another round, or ranks outside the world.
+Proposal decode_proposal(const Tensor& t, uint32_t round, int from, int size) {
+  const int64_t n = t.numel();
+  SF_ENFORCE(t.dtype() == DType::kI32 && t.shape().size() == 1 && n >= 3 && t.i32()[0] == static_cast<int32_t>(round),
+             Error, "membership: rank {} sent a malformed proposal for round {}", from, round);
+  const int32_t* v = t.i32();
+  Proposal p;
+  p.step = (static_cast<int64_t>(v[1]) << 32) | static_cast<uint32_t>(v[2]);
+  for (int64_t i = 3; i < n; ++i) {
+    SF_ENFORCE(v[i] >= 0 && v[i] < size, Error, "membership: rank {} named rank {} lost, outside a world of {}", from,
+               v[i], size);
+    p.lost.insert(v[i]);
+  }
+  return p;
+}
+
+Tensor encode_text(const std::string& s) {
+  std::vector<int32_t> v(s.begin(), s.end());
+  return Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
+}
+
+std::string decode_text(const Tensor& t) {
+  std::string s;
+  for (int64_t i = 0; i < t.numel(); ++i) s.push_back(static_cast<char>(t.i32()[i]));
+  return s;
+}
+
+// Why a round ends early.
+enum class Wait { kGot, kLost, kNewLoss };
+
+// Waits for `peer`'s message under `tag` in slices, giving the round up as soon as the transport
+// reports a loss outside `known` (the others then move to the next round too).
+Wait wait_for(Transport& world, int peer, Tag tag, const std::set<int>& known, milliseconds timeout, Tensor& out) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    try {
+      out = world.recv(peer, tag, std::min(kSlice, std::max(left, milliseconds(1))));
+      return Wait::kGot;
+    } catch (const PeerLost& e) {
+      const std::vector<int> lost = world.lost_peers(), closed = world.closed_peers();
+      if (std::count(lost.begin(), lost.end(), peer) || std::count(closed.begin(), closed.end(), peer))
+        return Wait::kLost;
+      if (Clock::now() >= deadline) return Wait::kLost;  // alive but silent past the bound
+      for (int r : lost)
+        if (!known.count(r)) return Wait::kNewLoss;
+    }
+  }
+}
+
+std::set<int> gone_peers(const Transport& world) {
+  std::set<int> out;
+  for (int r : world.lost_peers()) out.insert(r);
+  for (int r : world.closed_peers()) out.insert(r);
+  return out;
+}
+
+}  // namespace
+
+MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
+  const int me = world.rank(), size = world.size();
+  std::set<int> lost(in.lost.begin(), in.lost.end());
+  lost.erase(me);
+  for (uint32_t round = 0;; ++round) {
+    // Every round either finds a new loss or links; a link that keeps failing with no loss is
+    // not a membership question.
+    SF_ENFORCE(round < kMaxRounds, Error, "membership: rank {} found no agreement in {} rounds (lost: {})", me,
+               kMaxRounds, brief_list(std::vector<int>(lost.begin(), lost.end())));
+    for (int r : gone_peers(world)) lost.insert(r);
+    std::vector<int> alive;
+    for (int r = 0; r < size; ++r)
+      if (!lost.count(r)) alive.push_back(r);
+    if (alive.size() == 1) {
+      // Alone: either every peer died, or the others went on without this rank (they closed
+      // their endpoints once their new world was up).
+      const std::vector<int> closed = world.closed_peers();
+      SF_ENFORCE(closed.empty(), Error,
+                 "membership: rank {} was removed from the job: no peer answered and rank(s) {} had closed their "
+                 "endpoints (the others went on without it)",
+                 me, brief_list(closed));
+    }
+    // Proposals: the same to every rank believed alive.
+    const Tensor mine = encode_proposal(round, in.committed_step, lost);
+    for (int r : alive)
+      if (r != me) world.send(r, membership_tag(round, kProposalSlot), mine);
+    bool agreed = true;
+    int64_t step = in.committed_step;
+    std::set<int> merged = lost;
+    for (int r : alive) {
+      if (r == me) continue;
+      Tensor got;
+      const Wait w = wait_for(world, r, membership_tag(round, kProposalSlot), lost, in.timeout, got);
+      if (w == Wait::kNewLoss) {
+        agreed = false;
+        break;
+      }
+      if (w == Wait::kLost) {
+        merged.insert(r);
+        agreed = false;
+        continue;
+      }
+      const Proposal p = decode_proposal(got, round, r, size);
+      if (p.lost != lost) agreed = false;
+      merged.insert(p.lost.begin(), p.lost.end());
+      step = std::min(step, p.step);
+    }
+    merged.erase(me);
+    lost = merged;
+    if (!agreed) continue;
+
+    // Decided: the members swap their new endpoints' addresses, then link.
+    MembershipChange change;
+    change.lost.assign(lost.begin(), lost.end());
+    change.members = alive;
+    change.rank = static_cast<int>(std::find(alive.begin(), alive.end(), me) - alive.begin());
+    change.step = step;
+    change.rounds = static_cast<int>(round) + 1;
+    std::unique_ptr<WorldSeed> seed =
+        world.seed_next_world(change.rank, static_cast<int>(alive.size()), in.generation + 1);
+    SF_ENFORCE(seed, InvalidArgument, "membership: the {} transport cannot change its members", world.name());
+    const Tensor address = encode_text(seed->address());
+    for (int r : alive)
+      if (r != me) world.send(r, membership_tag(round, kAddressSlot), address);
+    std::vector<std::string> addresses;
+    bool complete = true;
+    for (int r : alive) {
+      if (r == me) {
+        addresses.push_back(seed->address());
+        continue;
+      }
+      Tensor got;
+      if (wait_for(world, r, membership_tag(round, kAddressSlot), lost, in.timeout, got) != Wait::kGot) {
+        complete = false;
+        break;
+      }
+      addresses.push_back(decode_text(got));
+    }
+    if (!complete) continue;
+    try {
+      change.transport = seed->link(addresses, in.link_timeout);
+    } catch (const Error&) {
+      continue;  // a member was lost while linking: the next round finds it in the transport
+    }
+    return change;
+  }
+}
+
+}  // namespace sf::comm

@@ -1,0 +1,169 @@
+#include <shardflow/train/elastic_train.h>
+
+#include <cstdlib>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include <shardflow/comm/bootstrap/init.h>
+#include <shardflow/comm/membership.h>
+#include <shardflow/comm/rank_context.h>
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
+#include <shardflow/parallel/context.h>
+#include <shardflow/train/log_sink.h>
+#include <shardflow/train/loop_checkpoint.h>
+#include <shardflow/train/loss_watch.h>
+#include <shardflow/train/state_commits.h>
+#include <shardflow/train/state_mapping.h>
+
+namespace sf {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::string joined(const std::vector<int>& v) {
+  std::string out;
+  for (int r : v) out += fmt::format("{}{}", out.empty() ? "" : ",", r);
+  return out;
+}
+
+// "17:20:01.123", local time: what a user compares with their own clock and sfrun's lines.
+std::string clock_time(std::chrono::system_clock::time_point t) {
+  const std::time_t s = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::localtime_r(&s, &tm);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+// The checks before the first step: a world that can change and state whole on every rank.
+void check_elastic_job(const ElasticRange& range) {
+  const comm::RankContext* rank = comm::current_rank_or_null();
+  SF_ENFORCE(rank && !comm::is_virtual_rank(), InvalidArgument,
+             "train_elastic: an elastic job needs one rank per process (sfrun --elastic), not --devices N");
+  SF_ENFORCE(rank->transport()->name() == "zmq", InvalidArgument,
+             "train_elastic: the {} transport cannot change its members (Open MPI 4.1 cannot shrink a communicator); "
+             "elastic jobs run over zmq (sfrun --elastic)",
+             rank->transport()->name());
+  SF_ENFORCE(range.min >= 1 && range.min <= rank->size() && rank->size() <= range.max, InvalidArgument,
+             "train_elastic: SF_ELASTIC {}:{} does not hold the job's {} ranks", range.min, range.max, rank->size());
+  const ParallelMode mode = get_auto_parallel_context().parallel_mode;
+  SF_ENFORCE(mode == ParallelMode::kStandAlone || mode == ParallelMode::kDataParallel, InvalidArgument,
+             "train_elastic: parallel_mode {} keeps parameter shards that only their rank holds; a membership change "
+             "needs every parameter whole on each survivor (data_parallel)",
+             parallel_mode_name(mode));
+}
+
+// Where the rank stands after a change: the agreed step's state mapped to this world, put into
+// `setup`'s model. Returns the point to train from.
+ResumePoint restore_into(TrainingSetup& setup, TrainingState state, int old_ranks, int64_t step) {
+  const comm::RankContext& rank = comm::current_rank();
+  const std::string source = fmt::format("the elastic state of step {}", step);
+  state.scalars = map_state_scalars(state.scalars, setup.train_set, rank.rank(), rank.size(), old_ranks, source);
+  return restore_training_state(*setup.model, setup.train_set, state, source);
+}
+
+}  // namespace
+
+std::optional<ElasticRange> elastic_range_from_env() {
+  const char* v = std::getenv("SF_ELASTIC");
+  if (!v || !*v) return std::nullopt;
+  ElasticRange r;
+  char colon = 0;
+  int used = 0;
+  const std::string text(v);
+  const bool parsed = std::sscanf(v, "%d%c%d%n", &r.min, &colon, &r.max, &used) == 3 && colon == ':' &&
+                      used == static_cast<int>(text.size());
+  SF_ENFORCE(parsed && r.min >= 1 && r.min <= r.max, InvalidArgument,
+             "SF_ELASTIC='{}' is not MIN:MAX with 1 <= MIN <= MAX", brief_text(text, 40));
+  return r;
+}
+
+TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticOptions options) {
+  const std::optional<ElasticRange> range = options.range ? options.range : elastic_range_from_env();
+  if (!range) {
+    TrainingSetup setup = build(0);
+    setup.model->train(epochs, setup.train_set, setup.callbacks, setup.from);
+    return setup;
+  }
+  check_elastic_job(*range);
+  std::optional<TrainingState> restore;  // the agreed step's state, after a change
+  int64_t restore_step = 0;
+  int old_ranks = 0;
+  // The launcher's rank of each rank of the current world: the lines name ranks as sfrun does.
+  std::vector<int> launch(static_cast<size_t>(comm::current_rank().size()));
+  for (size_t r = 0; r < launch.size(); ++r) launch[r] = static_cast<int>(r);
+  std::string change_line;  // printed once the new world is ready to train
+  SteadyClock::time_point detected;
+  for (uint32_t generation = 0;; ++generation) {
+    TrainingSetup setup = build(generation);
+    ResumePoint from = setup.from;
+    if (restore) from = restore_into(setup, *restore, old_ranks, restore_step);
+    if (!change_line.empty())
+      log_line(fmt::format("{}; recovered in {:.3f} s", change_line,
+                           std::chrono::duration<double>(SteadyClock::now() - detected).count()));
+    if (from.epoch >= epochs) return setup;  // the agreed step was the last one
+    auto commits = std::make_shared<StateCommits>();
+    std::vector<CallbackPtr> callbacks = setup.callbacks;
+    callbacks.push_back(commits);
+    const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
+    auto watch = std::make_unique<LossWatch>(world);
+    try {
+      setup.model->train(epochs, setup.train_set, callbacks, from);
+      watch->stop();
+      if (!watch->fired()) return setup;
+    } catch (const Error&) {
+      watch->stop();
+      if (!watch->fired()) throw;  // the run's own error, not a lost rank
+    }
+    // A training that finished while a peer was being lost still goes through the agreement:
+    // the others may be inside the last step, and wait for this rank.
+    const int me = world->rank();
+    SF_ENFORCE(watch->frozen_for().count() == 0, Error,
+               "elastic: rank {} was frozen for {:.1f} s, past the heartbeat bound of {:.1f} s; its peers have gone "
+               "on without it",
+               me, watch->frozen_for().count() / 1000.0, world->loss_bound().count() / 1000.0);
+    setup = TrainingSetup{};  // the old world's model and its actors go before the agreement
+    comm::MembershipInput in;
+    in.generation = generation;
+    in.committed_step = commits->newest_step();
+    in.lost = watch->lost();
+    const comm::MembershipChange change = comm::agree_membership(*world, in);
+    std::optional<TrainingState> state = commits->at(change.step);
+    SF_ENFORCE(state, Error, "elastic: rank {} holds no state of the agreed step {} (its newest is {})", me,
+               change.step, commits->newest_step());
+    old_ranks = world->size();
+    comm::replace_world(change.transport);
+    std::vector<int> lost_launch, members_launch;
+    for (int r : change.lost) lost_launch.push_back(launch[r]);
+    for (int r : change.members) members_launch.push_back(launch[r]);
+    launch = members_launch;
+    const int members = static_cast<int>(change.members.size());
+    const std::string head = fmt::format("shardflow elastic: generation {}: lost rank{} {}; detected at {}",
+                                         generation + 1, lost_launch.size() == 1 ? "" : "s",
+                                         brief_list(lost_launch), clock_time(watch->detected_at()));
+    if (members < range->min) {
+      log_line(fmt::format("{}; members {} ({} -> {} ranks, below the minimum of {}): saving step {} to {} and "
+                           "stopping",
+                           head, joined(members_launch), old_ranks, members, range->min, change.step,
+                           options.stop_checkpoint_dir));
+      TrainingSetup last = build(generation + 1);
+      const ResumePoint at = restore_into(last, std::move(*state), old_ranks, change.step);
+      LoopCheckpoint save(*last.model, last.train_set, {options.stop_checkpoint_dir, 0, 0});
+      save.begin("");
+      save.step_end(at.epoch, at.step);
+      save.end();
+      SF_THROW(Error, "elastic: {} rank{} left, below the minimum of {}: stopped after saving step {} to '{}'",
+               members, members == 1 ? "" : "s", range->min, change.step, options.stop_checkpoint_dir);
+    }
+    restore = std::move(state);
+    restore_step = change.step;
+    detected = watch->detected_steady();
+    change_line = fmt::format("{}; members {} ({} -> {} ranks; this rank {} -> {}); rolled back to step {}", head,
+                              joined(members_launch), old_ranks, members, me, change.rank, change.step);
+  }
+}
+
+}  // namespace sf

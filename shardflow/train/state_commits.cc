@@ -1,0 +1,28 @@
+#include <shardflow/train/state_commits.h>
+
+namespace sf {
+
+void StateCommits::on_train_begin(const RunContext& ctx) { keep(ctx); }
+void StateCommits::on_step_end(const RunContext& ctx) { keep(ctx); }
+
+void StateCommits::keep(const RunContext& ctx) {
+  TrainingState state = capture_training_state(ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!states_.empty() && states_.back().first == ctx.global_step) states_.pop_back();
+  states_.emplace_back(ctx.global_step, std::move(state));
+  while (states_.size() > 2) states_.pop_front();
+}
+
+int64_t StateCommits::newest_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return states_.empty() ? -1 : states_.back().first;
+}
+
+std::optional<TrainingState> StateCommits::at(int64_t global_step) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [step, state] : states_)
+    if (step == global_step) return state;
+  return std::nullopt;
+}
+
+}  // namespace sf
