@@ -39,8 +39,9 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   app->add_option("--mpirun", o.mpirun, "--transport mpi: the mpirun program (default mpirun)");
   app->add_option("--mpirun-args", o.mpirun_args, "--transport mpi: extra arguments for mpirun");
   app->add_option("--elastic", o.elastic,
-                  "MIN:MAX: a rank that fails does not stop the job; the ranks left agree on the new membership "
-                  "and go on while at least MIN remain (docs/elastic.md)");
+                  "a rank that fails does not stop the job: the ranks left agree on the new membership and go on "
+                  "while at least MIN of them remain (zmq only; docs/elastic.md)")
+      ->type_name("MIN:MAX");
   app->add_flag("--mpi-rank", o.mpi_rank, "internal: keep one rank's logs under mpirun")->group("");
   // Everything from PROGRAM on belongs to the program, with or without `--` before it: it is
   // what CLI11 leaves over.
