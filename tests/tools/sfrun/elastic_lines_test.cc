@@ -50,6 +50,16 @@ TEST(SfrunElasticLines, ALineWithoutMembersIsStillALine) {
   }
 }
 
+TEST(SfrunElasticLines, BelowTheMinimumNamesTheMembersThatStop) {
+  // train_elastic's line when too few are left: its members save a checkpoint and exit with an error.
+  const auto l = parse_elastic_line(
+      "shardflow elastic: generation 2: lost rank 1; detected at 17:20:01.123; members 3 (2 -> 1 ranks, below the "
+      "minimum of 2): saving step 5 to ckpt and stopping");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->generation, 2);
+  EXPECT_THAT(l->members, ElementsAre(3));
+}
+
 TEST(SfrunElasticLines, OtherLinesAreNot) {
   for (const char* s : {"", "rank 0 step 3", "shardflow elastic: generation", "shardflow elastic: generation x: a",
                         "shardflow elastic: generation 1 members 0", "shardflow elastic: generation -1: members 0",
