@@ -76,8 +76,19 @@ RankContext& current_rank() {
 RankBinding::RankBinding(std::shared_ptr<RankContext> ctx) : previous_(std::move(t_bound)) { t_bound = std::move(ctx); }
 RankBinding::~RankBinding() { t_bound = std::move(previous_); }
 
-void rebind_thread(const std::shared_ptr<RankContext>& old, std::shared_ptr<RankContext> next) {
-  if (t_bound == old) t_bound = std::move(next);
+std::shared_ptr<RankContext> process_rank() {
+  std::lock_guard<std::mutex> lock(g_process_mu);
+  return g_process;
+}
+
+void replace_world(std::shared_ptr<Transport> transport) {
+  std::shared_ptr<RankContext> old = process_rank();
+  SF_ENFORCE(old && !is_virtual_rank(), InvalidArgument,
+             "replace_world(): a membership change needs a process holding exactly one rank");
+  auto next = std::make_shared<RankContext>(std::move(transport), old->local_rank());
+  set_process_rank(next);
+  if (t_bound == old) t_bound = next;  // the rank's own thread (run_ranks binds it)
+  old->transport()->close();
 }
 
 void set_process_rank(std::shared_ptr<RankContext> ctx) {

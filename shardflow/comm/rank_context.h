@@ -86,9 +86,15 @@ class RankBinding {
   std::shared_ptr<RankContext> previous_;
 };
 
-/// If the calling thread is bound to `old`, binds it to `next` instead (comm::replace_world, on
-/// the rank's own thread; a RankBinding in force then restores its previous binding as usual).
-void rebind_thread(const std::shared_ptr<RankContext>& old, std::shared_ptr<RankContext> next);
+/// The rank of a process holding one (set_process_rank), or null.
+std::shared_ptr<RankContext> process_rank();
+/// After a membership change (comm/membership.h): this process's one rank goes on in the world
+/// of `transport`, whose rank and size it now has. The process rank and the calling thread's
+/// binding become the new world's; the old world's transport is closed (its peers see a close
+/// notice); its RankContext and groups stay with whoever holds them (callers build anew).
+/// comm::job() still describes the job as launched. Refused (InvalidArgument) in a process
+/// without exactly one rank.
+void replace_world(std::shared_ptr<Transport> transport);
 /// The rank every thread of this process sees when it has no binding of its own: set by init()
 /// when the process holds exactly one rank, cleared (null) otherwise.
 void set_process_rank(std::shared_ptr<RankContext> ctx);

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <shardflow/comm/bootstrap/init.h>
 #include <shardflow/comm/membership.h>
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/brief.h>

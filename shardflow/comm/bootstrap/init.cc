@@ -68,7 +68,9 @@ void run_ranks(const std::function<void()>& fn) {
     ranks = g_job->ranks;
   }
   if (ranks.size() == 1) {
-    RankBinding bind(ranks.front());
+    // The process's rank: after a membership change (replace_world) no longer the one init made.
+    std::shared_ptr<RankContext> one = process_rank();
+    RankBinding bind(one ? one : ranks.front());
     fn();
     return;
   }
@@ -95,34 +97,16 @@ void run_ranks(const std::function<void()>& fn) {
   if (first) std::rethrow_exception(first);
 }
 
-void replace_world(std::shared_ptr<Transport> transport) {
-  std::shared_ptr<RankContext> old;
-  std::shared_ptr<RankContext> next;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    SF_ENFORCE(g_job, InvalidArgument, "replace_world(): call sf::comm::init() first");
-    SF_ENFORCE(g_job->ranks.size() == 1, InvalidArgument,
-               "replace_world(): this process holds {} ranks; a membership change needs one rank per process",
-               g_job->ranks.size());
-    old = g_job->ranks.front();
-    next = std::make_shared<RankContext>(std::move(transport), old->local_rank());
-    g_job->ranks.front() = next;
-    g_job->spec.rank = next->rank();
-    g_job->spec.size = next->size();
-  }
-  set_process_rank(next);
-  rebind_thread(old, next);
-  old->transport()->close();
-}
-
 void release() {
   std::unique_ptr<Job> job;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     job = std::move(g_job);
   }
+  std::shared_ptr<RankContext> one = process_rank();  // a membership change's world, if any
   set_process_rank(nullptr);
   if (!job) return;
+  if (one && job->ranks.size() == 1 && one != job->ranks.front()) job->ranks.push_back(one);
   for (const auto& ctx : job->ranks) ctx->transport()->close();
   // Then ends them for good: a Python program's Model or reducer may still hold a transport
   // when the interpreter exits, and MPI must be finalized before the process ends.

@@ -21,10 +21,8 @@
 #pragma once
 
 #include <functional>
-#include <memory>
 
 #include <shardflow/comm/bootstrap/job_spec.h>
-#include <shardflow/comm/transport.h>
 
 namespace sf::comm {
 
@@ -47,11 +45,5 @@ void run_ranks(const std::function<void()>& fn);
 
 /// Ends the job: closes this process's endpoints and forgets its ranks (MindSpore's release()).
 void release();
-
-/// After a membership change (comm/elastic/membership.h): this process's one rank goes on in
-/// the world of `transport`, whose rank and size replace the job's. The RankContext of the old
-/// world (and every group made in it) stays with whoever holds it; callers build anew. Refused
-/// (InvalidArgument) without a job or in a process holding several ranks.
-void replace_world(std::shared_ptr<Transport> transport);
 
 }  // namespace sf::comm
