@@ -57,10 +57,11 @@ void check_elastic_job(const ElasticRange& range) {
 
 // Where the rank stands after a change: the agreed step's state mapped to this world, put into
 // `setup`'s model. Returns the point to train from.
-ResumePoint restore_into(TrainingSetup& setup, TrainingState state, int old_ranks, int64_t step) {
+ResumePoint restore_into(TrainingSetup& setup, TrainingState state, int64_t step) {
   const comm::RankContext& rank = comm::current_rank();
   const std::string source = fmt::format("the elastic state of step {}", step);
-  state.scalars = map_state_scalars(state.scalars, setup.train_set, rank.rank(), rank.size(), old_ranks, source);
+  const int saved_ranks = state.scalars.value("ranks", 1);  // the world that captured it
+  state.scalars = map_state_scalars(state.scalars, setup.train_set, rank.rank(), rank.size(), saved_ranks, source);
   return restore_training_state(*setup.model, setup.train_set, state, source);
 }
 
@@ -90,7 +91,6 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   check_elastic_job(*range);
   std::optional<TrainingState> restore;  // the agreed step's state, after a change
   int64_t restore_step = 0;
-  int old_ranks = 0;
   // The launcher's rank of each rank of the current world: the lines name ranks as sfrun does.
   std::vector<int> launch(static_cast<size_t>(comm::current_rank().size()));
   for (size_t r = 0; r < launch.size(); ++r) launch[r] = static_cast<int>(r);
@@ -99,12 +99,13 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   for (uint32_t generation = 0;; ++generation) {
     TrainingSetup setup = build(generation);
     ResumePoint from = setup.from;
-    if (restore) from = restore_into(setup, *restore, old_ranks, restore_step);
+    if (restore) from = restore_into(setup, *restore, restore_step);
     if (!change_line.empty())
       log_line(fmt::format("{}; recovered in {:.3f} s", change_line,
                            std::chrono::duration<double>(SteadyClock::now() - detected).count()));
     if (from.epoch >= epochs) return setup;  // the agreed step was the last one
     auto commits = std::make_shared<StateCommits>();
+    if (restore) commits->seed(restore_step, *restore);
     std::vector<CallbackPtr> callbacks = setup.callbacks;
     callbacks.push_back(commits);
     const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
@@ -133,7 +134,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     std::optional<TrainingState> state = commits->at(change.step);
     SF_ENFORCE(state, Error, "elastic: rank {} holds no state of the agreed step {} (its newest is {})", me,
                change.step, commits->newest_step());
-    old_ranks = world->size();
+    const int old_ranks = world->size();
     comm::replace_world(change.transport);
     std::vector<int> lost_launch, members_launch;
     for (int r : change.lost) lost_launch.push_back(launch[r]);
@@ -149,8 +150,9 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
                            head, joined(members_launch), old_ranks, members, range->min, change.step,
                            options.stop_checkpoint_dir));
       TrainingSetup last = build(generation + 1);
-      const ResumePoint at = restore_into(last, std::move(*state), old_ranks, change.step);
-      LoopCheckpoint save(*last.model, last.train_set, {options.stop_checkpoint_dir, 0, 0});
+      const ResumePoint at = restore_into(last, std::move(*state), change.step);
+      // Saved as a loop saves after a step (save_every 1): the restored point is that step's end.
+      LoopCheckpoint save(*last.model, last.train_set, {options.stop_checkpoint_dir, 1, 0});
       save.begin("");
       save.step_end(at.epoch, at.step);
       save.end();

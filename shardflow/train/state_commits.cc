@@ -2,7 +2,16 @@
 
 namespace sf {
 
-void StateCommits::on_train_begin(const RunContext& ctx) { keep(ctx); }
+void StateCommits::on_train_begin(const RunContext& ctx) {
+  if (!seeded_) keep(ctx);
+}
+
+void StateCommits::seed(int64_t global_step, TrainingState state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  states_.clear();
+  states_.emplace_back(global_step, std::move(state));
+  seeded_ = true;
+}
 void StateCommits::on_step_end(const RunContext& ctx) { keep(ctx); }
 
 void StateCommits::keep(const RunContext& ctx) {

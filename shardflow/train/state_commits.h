@@ -21,8 +21,12 @@ namespace sf {
 /// In-memory commits of a rank's state (see the file comment).
 class StateCommits : public Callback {
  public:
-  /// Keeps the state training starts from.
+  /// Keeps the state training starts from, unless seed() gave it.
   void on_train_begin(const RunContext& ctx) override;
+  /// Gives the state training starts from as another world saved it (a membership change's
+  /// agreed state, before it was mapped to this world): a change before this world's first step
+  /// then maps that state again, as a restart from its checkpoint would, not a mapping of it.
+  void seed(int64_t global_step, TrainingState state);
   /// Keeps the state after the step.
   void on_step_end(const RunContext& ctx) override;
   /// The global step of the newest state; -1 before any.
@@ -33,6 +37,7 @@ class StateCommits : public Callback {
  private:
   void keep(const RunContext& ctx);
 
+  bool seeded_ = false;
   mutable std::mutex mu_;
   std::deque<std::pair<int64_t, TrainingState>> states_;  // oldest first, at most 2
 };

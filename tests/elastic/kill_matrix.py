@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Kill tests of elastic data parallel training through sfrun (docs/elastic.md, "Tests").
+
+Each scenario starts `sfrun -n 4 --elastic MIN:4` on examples/data_parallel (one epoch, a loss line
+every step, a checkpoint every 5 steps so that saves are in flight), disturbs it once training
+runs, and checks: sfrun finishes with the expected status, every survivor's loss lines after each
+membership change equal the restart oracle's bitwise (the same program restarted on the survivors
+from the checkpoint of the step the change rolled back to; the reference run saves every step),
+and no survivor loses more than one step.
+
+  kills N   N SIGKILLs of a random rank at a random moment of training (seeded: --seed)
+  rank0     the coordinator-free claim: rank 0 killed
+  two       two ranks killed at once
+  recovery  a rank killed, then another while the survivors recover
+  stop      a rank SIGSTOPped: lost after the heartbeat bound; woken, it is refused
+  below     two of 4 killed with MIN 3: the survivors save the agreed step and stop
+"""
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import elastic_runs as er  # noqa: E402
+
+RANKS = 4
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below"])
+    ap.add_argument("count", nargs="?", type=int, default=20)
+    ap.add_argument("--sfrun", required=True)
+    ap.add_argument("--program", required=True, help="examples/data_parallel")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    rng = random.Random(a.seed)
+    print(f"kill_matrix {a.scenario}: seed {a.seed}", flush=True)
+    args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "1", "--batch", "16"]
+
+    # The reference: 4 ranks, a checkpoint after every step, for the oracles.
+    ref = er.Job(a.sfrun, a.program, a.work, "reference", RANKS,
+                 args + ["--checkpoint-dir", os.path.join(a.work, "reference_ckpt"), "--save-every", "1"])
+    ref.wait_for(lambda: ref.losses_seen(0) >= 1, "the reference's first step")
+    first = time.monotonic()
+    if ref.finish() != 0:
+        raise SystemExit(f"the reference run failed:\n{ref.err}")
+    step_time = (time.monotonic() - first) / a.steps  # roughly; saves included
+    ref_ckpt = os.path.join(a.work, "reference_ckpt")
+
+    def moment(job, watcher, last=None):
+        """A random moment of training: after a random step that `watcher` (a survivor) printed,
+        plus a random part of a step."""
+        job.at_step(watcher, rng.randrange(1, last or a.steps - 5))
+        time.sleep(rng.uniform(0, step_time))
+
+    def elastic(name, disturb, elastic_range="2:4", env=None):
+        job = er.Job(a.sfrun, a.program, a.work, name, RANKS,
+                     args + ["--checkpoint-dir", os.path.join(a.work, name + "_ckpt"), "--save-every", "5"],
+                     elastic=elastic_range, env=env)
+        disturb(job)
+        job.finish()
+        return job
+
+    def check(job, expect_lost):
+        if job.rc != 0:
+            raise SystemExit(f"{job.name}: sfrun exited {job.rc}:\n{job.err}")
+        changes, most_lost, members = er.check_against_oracles(a.sfrun, a.program, a.work, job, ref_ckpt, args,
+                                                               range(RANKS), a.steps)
+        lost = sorted(set(range(RANKS)) - set(members))
+        if changes:
+            assert lost == sorted(expect_lost), f"{job.name}: members {members}, expected {sorted(expect_lost)} lost"
+        assert most_lost <= 1, f"{job.name}: a survivor lost {most_lost} steps"
+        print(f"{job.name}: ok: {len(changes)} change(s), lost {lost}, at most {most_lost} step lost; "
+              + "; ".join(f"step {c.group(9)}, recovered in {c.group(10)} s" for c in changes), flush=True)
+        return changes
+
+    if a.scenario == "kills":
+        done = 0
+        for i in range(a.count):
+            victim = rng.randrange(RANKS)
+            job = elastic(f"kill{i}", lambda j: (moment(j, (victim + 1) % RANKS), j.signal(victim, signal.SIGKILL)))
+            done += bool(check(job, [victim]))
+        print(f"kills: {a.count} runs, {done} with a membership change, all equal to the restart oracle")
+    elif a.scenario == "rank0":
+        check(elastic("rank0", lambda j: (moment(j, 1), j.signal(0, signal.SIGKILL))), [0])
+    elif a.scenario == "two":
+        pair = rng.sample(range(RANKS), 2)
+
+        def both(j):
+            moment(j, next(r for r in range(RANKS) if r not in pair))
+            pids = [j.pid(r) for r in pair]
+            for p in pids:
+                os.kill(p, signal.SIGKILL)
+        check(elastic("two", both), pair)
+    elif a.scenario == "recovery":
+        first_victim, second = rng.sample(range(RANKS), 2)
+
+        def chain(j):
+            moment(j, next(r for r in range(RANKS) if r not in (first_victim, second)), a.steps // 2)
+            j.signal(first_victim, signal.SIGKILL)
+            time.sleep(rng.uniform(0.005, 0.3))  # detection, agreement, rebuild: within a second
+            j.signal(second, signal.SIGKILL)
+        check(elastic("recovery", chain), [first_victim, second])
+    elif a.scenario == "stop":
+        victim = rng.randrange(RANKS)
+        survivor = (victim + 1) % RANKS
+
+        def freeze(j):
+            moment(j, survivor, a.steps // 4)
+            j.signal(victim, signal.SIGSTOP)
+            j.wait_for(lambda: "shardflow elastic: generation 1" in j.text(survivor), "the survivors' change")
+            j.signal(victim, signal.SIGCONT)
+            j.wait_for(lambda: "was frozen for" in j.text(victim, "stdout") + j.text(victim, "stderr"),
+                       "the woken rank's refusal")
+        job = elastic("stop", freeze, env={"SF_ZMQ_HEARTBEAT_TIMEOUT_MS": "1000"})
+        check(job, [victim])
+    elif a.scenario == "below":
+        pair = rng.sample(range(RANKS), 2)
+
+        def both(j):
+            moment(j, next(r for r in range(RANKS) if r not in pair))
+            for p in [j.pid(r) for r in pair]:
+                os.kill(p, signal.SIGKILL)
+        job = elastic("below", both, elastic_range="3:4")
+        assert job.rc != 0, "below: sfrun exited 0 with 2 of 4 ranks and MIN 3"
+        survivors = sorted(set(range(RANKS)) - set(pair))
+        for r in survivors:
+            err = job.text(r, "stderr")
+            assert "below the minimum of 3: stopped after saving step" in err, f"below: rank {r} said:\n{err}"
+        saved = os.path.join(a.work, "elastic_checkpoint")
+        assert os.path.isfile(os.path.join(saved, "latest")), f"below: no committed checkpoint in {saved}"
+        # The state saved resumes: on the 2 survivors it continues as the restart from the same step.
+        step = int(er.CHANGE_BELOW.search(job.text(survivors[0])).group(1))
+        resumed = er.run_oracle(a.sfrun, a.program, a.work, "below_resumed", 2, args, saved)
+        oracle = er.run_oracle(a.sfrun, a.program, a.work, "below_oracle", 2, args,
+                               os.path.join(ref_ckpt, f"step_{step}"))
+        for r in range(2):
+            assert er.segments(resumed.text(r)) [0][1] == er.segments(oracle.text(r))[0][1], \
+                f"below: rank {r} resumed from the stop checkpoint differs from the restart from step {step}"
+        print(f"below: ok: ranks {pair} killed, survivors {survivors} saved step {step} and stopped (sfrun {job.rc}); "
+              f"resumed from it they equal the restart oracle")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
