@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kill tests of elastic data parallel training through sfrun (docs/elastic.md, "Tests").
 
-Each scenario starts `sfrun -n 4 --elastic MIN:4` on examples/data_parallel (one epoch, a loss line
+Each scenario starts `sfrun -n 4 --elastic MIN:4` on examples/data_parallel (two epochs, a loss line
 every step, a checkpoint every 5 steps so that saves are in flight), disturbs it once training
 runs, and checks: sfrun finishes with the expected status, every survivor's loss lines after each
 membership change equal the restart oracle's bitwise (the same program restarted on the survivors
@@ -37,14 +37,15 @@ def main():
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True, help="examples/data_parallel")
     ap.add_argument("--work", required=True)
-    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--steps", type=int, default=30, help="steps per epoch (two epochs)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     rng = random.Random(a.seed)
     print(f"kill_matrix {a.scenario}: seed {a.seed}", flush=True)
-    args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "1", "--batch", "16"]
+    args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "16"]
+    total = 2 * a.steps
 
     # The reference: 4 ranks, a checkpoint after every step, for the oracles.
     ref = er.Job(a.sfrun, a.program, a.work, "reference", RANKS,
@@ -53,13 +54,13 @@ def main():
     first = time.monotonic()
     if ref.finish() != 0:
         raise SystemExit(f"the reference run failed:\n{ref.err}")
-    step_time = (time.monotonic() - first) / a.steps  # roughly; saves included
+    step_time = (time.monotonic() - first) / total  # roughly; saves included
     ref_ckpt = os.path.join(a.work, "reference_ckpt")
 
     def moment(job, watcher, last=None):
         """A random moment of training: after a random step that `watcher` (a survivor) printed,
         plus a random part of a step."""
-        job.at_step(watcher, rng.randrange(1, last or a.steps - 5))
+        job.at_step(watcher, rng.randrange(1, last or total - 5))
         time.sleep(rng.uniform(0, step_time))
 
     def elastic(name, disturb, elastic_range="2:4", env=None):
@@ -73,13 +74,14 @@ def main():
     def check(job, expect_lost):
         if job.rc != 0:
             raise SystemExit(f"{job.name}: sfrun exited {job.rc}:\n{job.err}")
-        changes, most_lost, members = er.check_against_oracles(a.sfrun, a.program, a.work, job, ref_ckpt, args,
-                                                               range(RANKS), a.steps)
+        changes, most_lost, members, compared = er.check_against_oracles(a.sfrun, a.program, a.work, job, ref_ckpt, args,
+                                                               range(RANKS), total)
         lost = sorted(set(range(RANKS)) - set(members))
         if changes:
             assert lost == sorted(expect_lost), f"{job.name}: members {members}, expected {sorted(expect_lost)} lost"
         assert most_lost <= 1, f"{job.name}: a survivor lost {most_lost} steps"
-        print(f"{job.name}: ok: {len(changes)} change(s), lost {lost}, at most {most_lost} step lost; "
+        print(f"{job.name}: ok: {len(changes)} change(s), lost {lost}, at most {most_lost} step lost, {compared} loss "
+              f"lines equal to the oracle's; "
               + "; ".join(f"step {c.group(9)}, recovered in {c.group(10)} s" for c in changes), flush=True)
         return changes
 
@@ -105,7 +107,7 @@ def main():
         first_victim, second = rng.sample(range(RANKS), 2)
 
         def chain(j):
-            moment(j, next(r for r in range(RANKS) if r not in (first_victim, second)), a.steps // 2)
+            moment(j, next(r for r in range(RANKS) if r not in (first_victim, second)), total // 2)
             j.signal(first_victim, signal.SIGKILL)
             time.sleep(rng.uniform(0.005, 0.3))  # detection, agreement, rebuild: within a second
             j.signal(second, signal.SIGKILL)
@@ -115,7 +117,7 @@ def main():
         survivor = (victim + 1) % RANKS
 
         def freeze(j):
-            moment(j, survivor, a.steps // 4)
+            moment(j, survivor, total // 4)
             j.signal(victim, signal.SIGSTOP)
             j.wait_for(lambda: "shardflow elastic: generation 1" in j.text(survivor), "the survivors' change")
             j.signal(victim, signal.SIGCONT)
