@@ -1,0 +1,144 @@
+// The membership protocol (comm/membership.h) and the transport features it stands on
+// (comm/transport.h: lost and closed peers, interrupt, the next world's endpoints), on real zmq
+// sockets with one thread per rank. A closed endpoint stands in for a lost rank (the killed and
+// frozen processes are tests/elastic's, through sfrun): the survivors agree on the same members
+// and step, link a new world that carries messages, go on past a rank lost during the agreement,
+// and a rank left alone among closed peers learns that it was removed.
+#include <shardflow/comm/membership.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include <shardflow/comm/zmq/transport.h>
+#include <shardflow/core/error.h>
+#include "rank_threads.h"
+
+namespace sf::comm {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+TEST(ZmqMembership, AnInterruptStopsReceivesButNotTheMembershipTags) {
+  auto world = make_zmq_world(2);
+  const Tag data = 7, member = membership_tag(0, 0);
+  world[1]->send(0, member, Tensor::from_vector({1}, std::vector<int32_t>{5}));
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(100ms);
+    world[0]->interrupt(1, "was lost (test)");
+  });
+  const auto start = Clock::now();
+  try {
+    world[0]->recv(1, data, 10s);  // rank 1 is alive and silent: only the interrupt ends the wait
+    ADD_FAILURE() << "the receive returned";
+  } catch (const PeerLost& e) {
+    EXPECT_EQ(e.rank(), 1);
+    EXPECT_NE(std::string(e.what()).find("was lost (test)"), std::string::npos) << e.what();
+  }
+  interrupter.join();
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(world[0]->recv(1, member, 1s).i32()[0], 5);  // membership messages still arrive
+}
+
+TEST(ZmqMembership, ClosedPeersAreReportedNotLost) {
+  auto world = make_zmq_world(3);
+  world[2]->close();
+  const auto deadline = Clock::now() + 5s;
+  while (world[0]->closed_peers().empty() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(world[0]->closed_peers(), std::vector<int>{2});
+  EXPECT_TRUE(world[0]->lost_peers().empty());
+  EXPECT_GT(world[0]->loss_bound().count(), 0);
+}
+
+TEST(ZmqMembership, SurvivorsAgreeOnMembersAndTheLeastStepAndLinkANewWorld) {
+  auto world = make_zmq_world(4);
+  world[2]->close();  // rank 2 is gone
+  std::vector<MembershipChange> got(4);
+  const std::vector<int64_t> committed{17, 18, 0, 17};  // rank 1 finished one step more
+  commtest::run_ranks(4, [&](int r) {
+    if (r == 2) return;
+    MembershipInput in;
+    in.committed_step = committed[static_cast<size_t>(r)];
+    in.timeout = 10s;
+    got[static_cast<size_t>(r)] = agree_membership(*world[static_cast<size_t>(r)], in);
+  });
+  for (int r : {0, 1, 3}) {
+    const MembershipChange& c = got[static_cast<size_t>(r)];
+    EXPECT_EQ(c.members, (std::vector<int>{0, 1, 3})) << "rank " << r;
+    EXPECT_EQ(c.lost, std::vector<int>{2}) << "rank " << r;
+    EXPECT_EQ(c.step, 17) << "rank " << r;
+    ASSERT_TRUE(c.transport) << "rank " << r;
+    EXPECT_EQ(c.transport->size(), 3);
+  }
+  EXPECT_EQ(got[0].rank, 0);
+  EXPECT_EQ(got[1].rank, 1);
+  EXPECT_EQ(got[3].rank, 2);
+  // The new world carries messages around its ring.
+  commtest::run_ranks(3, [&](int r) {
+    const std::shared_ptr<Transport>& t = got[static_cast<size_t>(r == 2 ? 3 : r)].transport;
+    t->send((r + 1) % 3, 1, Tensor::from_vector({1}, std::vector<int32_t>{r}));
+    EXPECT_EQ(t->recv((r + 2) % 3, 1, 5s).i32()[0], (r + 2) % 3);
+  });
+}
+
+TEST(ZmqMembership, ARankLostDuringTheAgreementIsLeftOutToo) {
+  auto world = make_zmq_world(4);
+  world[3]->close();
+  std::vector<MembershipChange> got(4);
+  commtest::run_ranks(4, [&](int r) {
+    if (r == 3) return;
+    if (r == 2) {  // takes part in nothing, then goes
+      std::this_thread::sleep_for(200ms);
+      world[2]->close();
+      return;
+    }
+    MembershipInput in;
+    in.committed_step = 5;
+    in.timeout = 10s;
+    got[static_cast<size_t>(r)] = agree_membership(*world[static_cast<size_t>(r)], in);
+  });
+  for (int r : {0, 1}) {
+    EXPECT_EQ(got[static_cast<size_t>(r)].members, (std::vector<int>{0, 1})) << "rank " << r;
+    EXPECT_EQ(got[static_cast<size_t>(r)].lost, (std::vector<int>{2, 3})) << "rank " << r;
+    EXPECT_GE(got[static_cast<size_t>(r)].rounds, 1);
+  }
+}
+
+TEST(ZmqMembership, ARankAloneAmongClosedPeersWasRemoved) {
+  auto world = make_zmq_world(2);
+  world[1]->close();  // what the others do once their new world is up
+  const auto deadline = Clock::now() + 5s;
+  while (world[0]->closed_peers().empty() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  MembershipInput in;
+  in.timeout = 2s;
+  try {
+    agree_membership(*world[0], in);
+    ADD_FAILURE() << "a rank alone among closed peers went on";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 was removed from the job"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ZmqMembership, ATransportThatCannotChangeIsRefused) {
+  // inproc and mpi seed no next world, as a transport that keeps the default does.
+  struct Fixed final : Transport {
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    std::string_view name() const override { return "fixed"; }
+    void send(int, Tag, const Tensor&) override {}
+    Tensor recv(int, Tag, std::chrono::milliseconds) override { throw PeerLost(0, "none"); }
+    void close() override {}
+  } fixed;
+  try {
+    agree_membership(fixed, MembershipInput{});
+    ADD_FAILURE() << "agreed on a transport that cannot change";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the fixed transport cannot change its members"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sf::comm
