@@ -86,6 +86,7 @@ double train(const Options& o, const ex::Example& example) {
   if (o.api == "model") {
     // Model.train reduces the gradients itself, in buckets, while backward runs. Under
     // `sfrun --elastic` a lost rank's peers go on without it: each new world builds this anew.
+    // [elastic]
     const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
       auto net = std::make_shared<Network>();
       auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), o.lr);
@@ -98,6 +99,7 @@ double train(const Options& o, const ex::Example& example) {
       s.from = example.checkpointing(*s.model, s.train_set, s.callbacks, generation == 0 ? c.resume : "");
       return s;
     });
+    // [elastic]
     return done.model->eval_accuracy(create_test_dataset(c));
   }
 
