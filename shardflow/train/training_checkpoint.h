@@ -27,11 +27,11 @@
 /// Resuming on the configuration that saved (the same rank count, mode and dataset) continues
 /// bitwise equal to the uninterrupted run. On another rank count or mode (data parallel, semi-auto
 /// and auto parallel, pipeline stages and 1 device load each other's checkpoints: tensors are
-/// stored by name under their layouts), the dataset position maps only when the global batch
-/// (batch size x shards) and the batches per epoch are the same, and a shuffled dataset only
-/// when its shards are the same (a shuffle is per shard; semi-auto, auto and pipeline parallel
-/// read the whole set on every rank): the step count is then the position, and each rank takes
-/// rank 0's moving statistics; anything else is refused, naming the item.
+/// stored by name under their layouts), the dataset position is mapped by
+/// train/state_mapping.h: the step count with the same global batch (batch size x shards), by
+/// rows with another; a shuffled dataset only when its shards are the same (a shuffle is per
+/// shard; semi-auto, auto and pipeline parallel read the whole set on every rank), refused
+/// otherwise, naming the item. Each rank takes rank 0's moving statistics.
 ///
 /// Threading: every rank of the job saves (a collective) and resumes, on its own thread.
 #pragma once
