@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Elastic data parallel training, timed around a SIGKILL (docs/elastic.md).
+
+K times: `sfrun -n RANKS --elastic 2:RANKS` on examples/data_parallel (one epoch of --steps steps,
+a loss line every step); after a random step in [5, 150] of a rank that is not killed, plus a
+random part of a step, one random rank gets SIGKILL. Measured per kill:
+
+  detection        from the SIGKILL (time.time() just before os.kill) to the survivors' "detected at"
+                   (local wall-clock HH:MM:SS.mmm of their membership line): the earliest survivor
+                   and the latest one
+  kill -> step     from the SIGKILL to the first loss line after the membership line in each
+                   survivor's stdout (the rolled-back step redone), the files polled every 1 ms:
+                   the earliest survivor and the latest one
+  recovery         "recovered in" as the survivors print it (detection to the new world ready to
+                   train): the fastest and the slowest survivor
+
+and over the kills the median, min and max of each. A run with no membership change (the kill
+landed after training) is reported and left out. Rejoining is not implemented, so not measured.
+
+  python3 bench/elastic_bench.py [--kills 20] [--ranks 4] [--seed S] [--work DIR] [--keep]
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import random
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "elastic"))
+import elastic_runs as er  # noqa: E402
+
+POLL = 0.001  # seconds between reads of the survivors' stdout after the kill
+
+
+def wall_clock_of(hms, near):
+    """The epoch seconds of local time `hms` ("17:20:01.123") on the day of epoch time `near`
+    (the day before or after when that is closer: a kill just before midnight)."""
+    h, m, s = hms.split(":")
+    sec, ms = s.split(".")
+    day = datetime.datetime.fromtimestamp(near).date()
+    best = None
+    for shift in (-1, 0, 1):
+        d = day + datetime.timedelta(days=shift)
+        t = datetime.datetime(d.year, d.month, d.day, int(h), int(m), int(sec)).timestamp() + int(ms) / 1000.0
+        if best is None or abs(t - near) < abs(best - near):
+            best = t
+    return best
+
+
+class Tail:
+    """New whole lines of a growing file."""
+
+    def __init__(self, path):
+        self.path, self.f, self.rest = path, None, b""
+
+    def lines(self):
+        if self.f is None:
+            try:
+                self.f = open(self.path, "rb")
+            except FileNotFoundError:
+                return []
+        data = self.f.read()
+        if not data:
+            return []
+        data = self.rest + data
+        *whole, self.rest = data.split(b"\n")
+        return [w.decode("utf-8", "replace") for w in whole]
+
+    def close(self):
+        if self.f:
+            self.f.close()
+
+
+def one_kill(a, rng, i, args):
+    """One run, one SIGKILL. Returns a dict of the figures, or a dict with "excluded" saying why."""
+    victim = rng.randrange(a.ranks)
+    watcher = rng.choice([r for r in range(a.ranks) if r != victim])
+    step = rng.randint(5, 150)
+    name = f"kill{i}"
+    job = er.Job(a.sfrun, a.program, a.work, name, a.ranks, args, elastic=f"2:{a.ranks}", timeout=a.timeout)
+    res = {"run": name, "victim": victim, "after_step": step}
+    try:
+        job.at_step(watcher, 1)
+        t1 = time.monotonic()
+        job.at_step(watcher, step)
+        step_time = (time.monotonic() - t1) / max(1, step - 1)
+        res["step_time"] = step_time
+        survivors = [r for r in range(a.ranks) if r != victim]
+        pid = job.pid(victim)
+        tails = {r: Tail(job.rank_file(r)) for r in survivors}
+        for t in tails.values():  # everything up to the kill: the lines before it
+            t.lines()
+        time.sleep(rng.uniform(0, step_time))
+        t_kill = time.time()
+        try:
+            if pid is None:
+                raise ProcessLookupError
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pid = None  # the rank had already exited: the kill came after training
+        changed, next_step = {}, {}
+        while pid is not None and len(next_step) < len(survivors):
+            for r in survivors:
+                if r in next_step:
+                    continue
+                for line in tails[r].lines():
+                    if r not in changed:
+                        if er.CHANGE.search(line):
+                            changed[r] = time.time()
+                    elif er.LOSS.match(line):
+                        next_step[r] = time.time()
+                        break
+            if job.proc.poll() is not None or time.monotonic() > job.deadline:
+                break
+            time.sleep(POLL)
+        for t in tails.values():
+            t.close()
+        rc = job.finish()
+    except Exception:
+        if job.proc.poll() is None:
+            os.killpg(job.proc.pid, signal.SIGKILL)
+            job.proc.communicate()
+        raise
+    changes = {}
+    for r in survivors:
+        m = er.CHANGE.search(job.text(r))
+        if m:
+            changes[r] = m
+    if not changes:
+        res["excluded"] = ("no membership change (the kill came after the last step"
+                           + (", the rank had exited" if pid is None else "") + f"; sfrun exited {rc})")
+        return res
+    if rc != 0:
+        raise RuntimeError(f"{name}: sfrun exited {rc}; its stderr:\n{job.err}")
+    if set(changes) != set(survivors):
+        raise RuntimeError(f"{name}: only ranks {sorted(changes)} of the survivors {survivors} printed a change")
+    lost = {m.group(2).strip() for m in changes.values()}
+    if lost != {str(victim)}:
+        raise RuntimeError(f"{name}: killed rank {victim}, the survivors say they lost {sorted(lost)}")
+    detect = [wall_clock_of(m.group(3), t_kill) + 0.0005 - t_kill for m in changes.values()]
+    recovered = [float(m.group(10)) for m in changes.values()]
+    res.update(rolled_back_to=int(next(iter(changes.values())).group(9)),
+               detect_first=min(detect), detect_last=max(detect),
+               recovery_fast=min(recovered), recovery_slow=max(recovered))
+    if len(next_step) == len(survivors):
+        res.update(step_first=min(next_step.values()) - t_kill, step_last=max(next_step.values()) - t_kill)
+    else:
+        res["no_step"] = "no step after the change (the agreed step was the last one)"
+    return res
+
+
+def ms(x):
+    return f"{x * 1000:.1f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=None, help="default: from the time")
+    ap.add_argument("--work", default=None, help="default: a fresh temporary directory, removed at the end")
+    ap.add_argument("--keep", action="store_true", help="keep the runs' logs (log_output/kill<i> under --work)")
+    ap.add_argument("--sfrun", default=os.path.join(ROOT, "build", "tools", "sfrun", "sfrun"))
+    ap.add_argument("--program", default=os.path.join(ROOT, "build", "examples", "data_parallel"))
+    ap.add_argument("--steps", type=int, default=200, help="steps of the one epoch")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds one run may take")
+    a = ap.parse_args()
+    if a.ranks < 3:
+        ap.error("--ranks must be at least 3 (--elastic 2:RANKS, one rank killed)")
+    if a.steps < 160:
+        ap.error("--steps must be at least 160 (kills come after a step in [5, 150])")
+    if a.seed is None:
+        a.seed = int(time.time())
+    for p in (a.sfrun, a.program):
+        if not os.access(p, os.X_OK):
+            raise SystemExit(f"elastic_bench: {p} is not built (bash scripts/build.sh)")
+    a.sfrun, a.program = os.path.abspath(a.sfrun), os.path.abspath(a.program)
+    made_work = a.work is None
+    if made_work:
+        a.work = tempfile.mkdtemp(prefix="elastic_bench_")
+    else:
+        a.work = os.path.abspath(a.work)
+        os.makedirs(a.work, exist_ok=True)
+    rng = random.Random(a.seed)
+    args = ["--steps", str(a.steps), "--epochs", "1", "--batch", "32", "--print-every", "1"]
+
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return "?"
+
+    print("elastic_bench: " + shlex.join([sys.argv[0]] + sys.argv[1:]))
+    print(f"seed {a.seed}; {a.kills} kills")
+    print(f"each run: {shlex.join(['sfrun', '-n', str(a.ranks), '--elastic', f'2:{a.ranks}', '--', 'data_parallel', '--api', 'model'] + args)}")
+    print(f"machine: {os.cpu_count()} cpus (nproc {sh(['nproc'])}), kernel {platform.release()}, "
+          f"{platform.machine()}; {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(flush=True)
+
+    done, excluded = [], []
+    try:
+        for i in range(a.kills):
+            r = one_kill(a, rng, i, args)
+            if "excluded" in r:
+                excluded.append(r)
+                print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: EXCLUDED, {r['excluded']}",
+                      flush=True)
+            else:
+                done.append(r)
+                step = (f"next step {ms(r['step_first'])} / {ms(r['step_last'])} ms" if "step_first" in r
+                        else r["no_step"])
+                print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']} (step {ms(r['step_time'])} ms), "
+                      f"rolled back to {r['rolled_back_to']}: detection {ms(r['detect_first'])} / "
+                      f"{ms(r['detect_last'])} ms, {step}, recovered in {ms(r['recovery_fast'])} / "
+                      f"{ms(r['recovery_slow'])} ms (earliest / latest survivor)", flush=True)
+            if not a.keep:
+                shutil.rmtree(os.path.join(a.work, "log_output", r["run"]), ignore_errors=True)
+    finally:
+        if made_work and not a.keep:
+            shutil.rmtree(a.work, ignore_errors=True)
+
+    print()
+    rows = [("step time before the kill", "step_time"),
+            ("detection, earliest survivor", "detect_first"),
+            ("detection, latest survivor", "detect_last"),
+            ("kill -> next step, earliest survivor", "step_first"),
+            ("kill -> next step, latest survivor", "step_last"),
+            ("recovered in, fastest survivor", "recovery_fast"),
+            ("recovered in, slowest survivor", "recovery_slow")]
+    print(f"{len(done)} of {a.kills} kills with a membership change"
+          + (f"; {len(excluded)} excluded (no membership change)" if excluded else "")
+          + f"; {a.ranks} -> {a.ranks - 1} ranks")
+    print()
+    print("| ms | median | min | max | n |")
+    print("|---|---:|---:|---:|---:|")
+    for label, key in rows:
+        v = [r[key] for r in done if key in r]
+        if v:
+            print(f"| {label} | {ms(statistics.median(v))} | {ms(min(v))} | {ms(max(v))} | {len(v)} |")
+        else:
+            print(f"| {label} | - | - | - | 0 |")
+    print()
+    print("detection: the zmq fabric's notice that the connection to the killed rank is lost, plus the survivors' "
+          "5 ms poll of it; its stamp is wall-clock time printed to the ms, taken at the middle of its ms (+-0.5 ms).")
+    print("kill -> next step: detection, the agreement on the members and the step, the rebuild, then the "
+          "rolled-back step redone, whose AllReduce waits for the slowest survivor's recovery; seen through sfrun's "
+          "relay of the rank's stdout, polled every 1 ms.")
+    print("recovered in: from the rank's detection to the new world ready to train: the agreement, the new "
+          "world's connections, and rebuilding the model and the dataset shard in the new world.")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min; the 4 ranks "
+          f"and this script on {os.cpu_count()} cpus, so other load moves the figures)")
+    print("rejoin: not measured (rejoining is not implemented; docs/elastic.md)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
