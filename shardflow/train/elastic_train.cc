@@ -104,8 +104,15 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
       log_line(fmt::format("{}; recovered in {:.3f} s", change_line,
                            std::chrono::duration<double>(SteadyClock::now() - detected).count()));
     if (from.epoch >= epochs) return setup;  // the agreed step was the last one
+    // The state this world starts from is its first commit: a loss before its first step goes
+    // back to it.
     auto commits = std::make_shared<StateCommits>();
-    if (restore) commits->seed(restore_step, *restore);
+    if (restore) {
+      commits->seed(restore_step, *restore);
+    } else {
+      commits->seed(setup.model->optimizer().global_step(),
+                    capture_training_state(*setup.model, setup.train_set, from));
+    }
     std::vector<CallbackPtr> callbacks = setup.callbacks;
     callbacks.push_back(commits);
     const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();

@@ -1,6 +1,7 @@
 /// @file
 /// StateCommits: the callback that keeps an elastic rank's last two consistent states in memory
-/// (train/training_state.h): the state where training starts and after each step. Two suffice:
+/// (train/training_state.h): the state where training starts (seed(), or captured when training
+/// begins) and after each step. Two suffice:
 /// a step's gradients need every rank's, so when a rank dies no survivor is more than one step
 /// ahead of another, and the agreed step (the least committed) is the newest or the one before
 /// on every survivor.
