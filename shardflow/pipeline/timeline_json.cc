@@ -1,7 +1,7 @@
 // Timeline JSON and Chrome trace JSON (formats in pipeline/timeline_json.h and
 // docs/pipeline_viz.md). Objects keep their fields in the order written (ordered_json), and
 // every span, collective or event goes on a line of its own so that the files diff and grep
-// well. A timeline without collectives is written exactly as before they existed.
+// well. A timeline without collectives or markers is written exactly as before they existed.
 #include <shardflow/pipeline/timeline_json.h>
 
 #include <cmath>
@@ -21,7 +21,21 @@ constexpr int kVersion = 1;
 
 bool is_phase(char c) { return c == 'F' || c == 'B' || c == 'W'; }
 
-void check_finite(const Timeline& t) {
+// What is wrong with a marker's label, or empty: a label is drawn on one line of a picture, so a
+// control character (a newline, say) or a page of text has no place in it.
+std::string label_problem(const std::string& label) {
+  if (label.size() > kMaxMarkerLabel) return fmt::format("is {} bytes, over {}", label.size(), kMaxMarkerLabel);
+  for (char c : label) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return fmt::format("has the control character {:#04x}", u);
+  }
+  return "";
+}
+
+bool is_marker_time(double time) { return std::isfinite(time) && time >= 0; }
+
+// What the writers refuse: non-finite times, bad collectives, and markers the reader would refuse.
+void check_writable(const Timeline& t) {
   for (size_t s = 0; s < t.spans.size(); ++s) {
     for (const Span& span : t.spans[s]) {
       SF_ENFORCE(std::isfinite(span.start) && std::isfinite(span.finish), InvalidArgument,
@@ -39,6 +53,26 @@ void check_finite(const Timeline& t) {
       SF_ENFORCE(is_phase(c.phase), InvalidArgument, "timeline: stage {} collective '{}' has phase {}, not F, B or W",
                  s, c.op, static_cast<int>(c.phase));
     }
+  }
+  // A file the reader would refuse is not written.
+  for (size_t i = 0; i < t.markers.size(); ++i) {
+    const Marker& m = t.markers[i];
+    SF_ENFORCE(is_marker_time(m.time), InvalidArgument, "timeline: marker {} has time {}, not a finite time >= 0", i,
+               m.time);
+    const std::string problem = label_problem(m.label);
+    SF_ENFORCE(problem.empty(), InvalidArgument, "timeline: marker {} label {}", i, problem);
+  }
+}
+
+// The marker as one line of JSON. nlohmann refuses to write a string that is not UTF-8.
+std::string marker_json(const Marker& m, size_t i) {
+  Json j;
+  j["time"] = m.time;
+  j["label"] = m.label;
+  try {
+    return j.dump();
+  } catch (const Json::exception&) {
+    SF_THROW(InvalidArgument, "timeline: marker {} label is not UTF-8", i);
   }
 }
 
@@ -92,6 +126,31 @@ std::vector<std::vector<CollectiveSpan>> read_collectives(const Json& doc, const
   return out;
 }
 
+// The optional "markers" field: a list of {time, label}, each checked as the writer checks it.
+std::vector<Marker> read_markers(const Json& doc, std::string_view origin) {
+  std::vector<Marker> out;
+  const auto list = doc.find("markers");
+  if (list == doc.end()) return out;
+  SF_ENFORCE(list->is_array(), IoError, "{}: 'markers' is {}, not an array", origin, list->type_name());
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& entry = (*list)[i];
+    const std::string where = fmt::format("marker {}", i);
+    SF_ENFORCE(entry.is_object(), IoError, "{}: {} is not an object", origin, where);
+    const auto time = entry.find("time");
+    // field<double> would take a boolean or null for a number; a time must be one.
+    SF_ENFORCE(time != entry.end(), IoError, "{}: {} has no field 'time'", origin, where);
+    SF_ENFORCE(time->is_number(), IoError, "{}: {} field 'time' is {}, not a number", origin, where, time->dump());
+    Marker m;
+    m.time = time->get<double>();
+    SF_ENFORCE(is_marker_time(m.time), IoError, "{}: {} has time {}, not a finite time >= 0", origin, where, m.time);
+    m.label = field<std::string>(entry, "label", origin, where);
+    const std::string problem = label_problem(m.label);
+    SF_ENFORCE(problem.empty(), IoError, "{}: {} label {}", origin, where, problem);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace
 
 double microseconds_per_unit(std::string_view unit) {
@@ -105,7 +164,7 @@ double microseconds_per_unit(std::string_view unit) {
 
 std::string timeline_to_json(const Timeline& t) {
   microseconds_per_unit(t.unit);
-  check_finite(t);
+  check_writable(t);
   Json head;
   head["format"] = kFormat;
   head["version"] = kVersion;
@@ -153,6 +212,14 @@ std::string timeline_to_json(const Timeline& t) {
     }
     text += "]";
   }
+  if (!t.markers.empty()) {
+    text += ",\n\"markers\": [";
+    for (size_t i = 0; i < t.markers.size(); ++i) {
+      text += i == 0 ? "\n " : ",\n ";
+      text += marker_json(t.markers[i], i);
+    }
+    text += "]";
+  }
   text += "}\n";
   return text;
 }
@@ -161,7 +228,7 @@ Timeline timeline_from_json(std::string_view text, std::string_view origin) {
   Json doc;
   try {
     doc = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a parse error, or a number too large for a double
     SF_THROW(IoError, "{}: not JSON ({})", origin, e.what());
   }
   SF_ENFORCE(doc.is_object(), IoError, "{}: a timeline is a JSON object, not {}", origin, doc.type_name());
@@ -218,6 +285,7 @@ Timeline timeline_from_json(std::string_view text, std::string_view origin) {
     }
   }
   t.collectives = read_collectives(doc, t, origin);
+  t.markers = read_markers(doc, origin);
   return t;
 }
 
@@ -229,7 +297,7 @@ Timeline read_timeline_file(const std::string& path) { return timeline_from_json
 
 std::string chrome_trace_json(const Timeline& t) {
   const double us = microseconds_per_unit(t.unit);
-  check_finite(t);
+  check_writable(t);
   const TimelineStats stats = timeline_stats(t);
   std::vector<std::string> events;
   const auto add = [&](const Json& e) { events.push_back(e.dump()); };
@@ -276,6 +344,13 @@ std::string chrome_trace_json(const Timeline& t) {
              {"phase", std::string(1, c.phase)},
              {"group", c.group}}}});
     }
+  }
+  // A marker concerns every stage: a global instant event, which the viewers draw as a line
+  // across all processes.
+  for (size_t i = 0; i < t.markers.size(); ++i) {
+    const Marker& m = t.markers[i];
+    marker_json(m, i);  // refuses a label that is not UTF-8 as timeline_to_json does
+    add({{"name", m.label}, {"cat", "marker"}, {"ph", "i"}, {"s", "g"}, {"pid", 0}, {"tid", 0}, {"ts", m.time * us}});
   }
   Json other;
   other["format"] = "shardflow-timeline-trace";
