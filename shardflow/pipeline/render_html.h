@@ -2,8 +2,10 @@
 // e.g. the planned schedule above the measured one: per timeline a heading, the SVG inline and
 // a table of its figures (pipeline/timeline_stats.h), with a legend of the colours at the top;
 // a timeline with collectives adds their colours to the legend and their columns to its table.
-// The page loads nothing: no scripts, no style sheets, fonts or images from anywhere else, so
-// it can be mailed or attached to a report and opened offline.
+// Markers (timeline.h) are drawn in the pictures; a page with any adds a legend entry and a note
+// saying what they are. A page of elastic timelines calls their blocks steps. The page loads
+// nothing: no scripts, no style sheets, fonts or images from anywhere else, so it can be mailed
+// or attached to a report and opened offline.
 //
 // Threading: pure functions.
 #pragma once

@@ -2,9 +2,11 @@
 // (stage label on the left, a light lane, the blocks, the stage's idle share and stash on the
 // right), with the collectives' lane under it when the timeline has collectives; the time axis,
 // and under it the collectives' legend when there is a lane. Times map linearly onto the lane
-// from the earliest start to the latest finish. Text sizes are estimated from DejaVu Sans'
-// advance widths (about 0.64 em per digit), which is what a bare Debian renders with; a label
-// that would not fit its block is left out and the block's tooltip still names it.
+// from the earliest start to the latest finish, and out to any marker outside that. Markers get
+// a band of label lines between the titles and the rows and a dashed line down to the axis.
+// Text sizes are estimated from DejaVu Sans' advance widths (about 0.64 em per digit), which is
+// what a bare Debian renders with; a label that would not fit its block is left out and the
+// block's tooltip still names it.
 #include <shardflow/pipeline/render_svg.h>
 
 #include <fmt/format.h>
@@ -31,6 +33,11 @@ constexpr const char* kTickColour = "#555555";
 constexpr int kCollGap = 2;    // between a stage's row and its collectives' lane
 constexpr int kCollLane = 9;   // the collectives' lane
 constexpr int kCollLegend = 24;  // the collectives' legend under the axis
+constexpr const char* kMarkerColour = "#d62728";  // dashed, so not taken for ReduceScatter's red block
+constexpr int kMarkerLine = 14;        // one line of marker labels, in px
+constexpr int kMarkerLines = 3;        // at most; a label with no room on any is left to its tooltip
+constexpr double kMarkerFont = 11;     // px
+constexpr size_t kMarkerChars = 48;    // a longer label is shortened in the picture
 
 // Collective ops with a colour of their own, in legend order; purple, teal, red, brown and olive
 // stay clear of the F, B and W blue, green and orange.
@@ -97,6 +104,117 @@ AxisUnit axis_unit(const std::string& unit, double makespan) {
 
 std::string schedule_label(const Timeline& t) { return t.schedule.empty() ? "(parsed schedule)" : t.schedule; }
 
+// Code points of UTF-8 text: what a picture's width goes by.
+size_t characters(std::string_view text) {
+  size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return n;
+}
+
+// `text` cut to at most `limit` code points, the last of them an ellipsis when it was cut.
+std::string shortened(std::string_view text, size_t limit) {
+  if (characters(text) <= limit) return std::string(text);
+  if (limit == 0) return "";
+  size_t kept = 0, at = 0;
+  for (; at < text.size(); ++at) {
+    if ((static_cast<unsigned char>(text[at]) & 0xc0) != 0x80 && kept++ == limit - 1) break;
+  }
+  return std::string(text.substr(0, at)) + "\xe2\x80\xa6";
+}
+
+// The time range the picture spans: the spans', widened to take in every marker.
+struct View {
+  double start = 0, range = 0;  // range 0: nothing to spread out (no spans, or all at one time)
+};
+View view_of(const Timeline& t) {
+  bool any = false;
+  double lo = 0, hi = 0;
+  const auto take = [&](double time) {
+    lo = any ? std::min(lo, time) : time;
+    hi = any ? std::max(hi, time) : time;
+    any = true;
+  };
+  for (const auto& stage : t.spans) {
+    for (const Span& s : stage) {
+      take(s.start);
+      take(s.finish);
+    }
+  }
+  for (const Marker& m : t.markers) take(m.time);
+  return {lo, hi - lo};
+}
+
+// Where a marker's label goes: which line of the band, from which x, anchored at its start or
+// its end; an empty text when it has no room.
+struct MarkerPlace {
+  const Marker* marker;
+  double x;
+  int line = 0;
+  bool end_anchored = false;
+  std::string text;
+};
+
+// In time order, each label on the first band line where it clears the labels before it; to the
+// right of its line, or to the left where the picture ends first.
+std::vector<MarkerPlace> place_markers(const Timeline& t, int width, const std::function<double(double)>& x_of) {
+  std::vector<MarkerPlace> places;
+  for (const Marker& m : t.markers) places.push_back({&m, x_of(m.time), 0, false, {}});
+  std::stable_sort(places.begin(), places.end(),
+                   [](const MarkerPlace& a, const MarkerPlace& b) { return a.marker->time < b.marker->time; });
+  const double char_w = text_width("0", kMarkerFont);
+  const size_t fit = static_cast<size_t>(std::max(0.0, (width - 8) / char_w));
+  double line_end[kMarkerLines];
+  std::fill(std::begin(line_end), std::end(line_end), -1e300);
+  for (MarkerPlace& p : places) {
+    const std::string text = shortened(p.marker->label, std::min(kMarkerChars, fit));
+    if (text.empty()) continue;
+    const double w = char_w * static_cast<double>(characters(text));
+    double from = p.x + 3;
+    if (from + w > width - 4 && p.x - 3 - w >= 4) {
+      from = p.x - 3 - w;
+      p.end_anchored = true;
+    }
+    for (int line = 0; line < kMarkerLines; ++line) {
+      if (from < line_end[line] + 6) continue;
+      p.line = line;
+      p.text = text;
+      line_end[line] = from + w;
+      break;
+    }
+  }
+  return places;
+}
+
+// The band lines the labels take: at least one, so that every marker's line starts the same way.
+int marker_lines(const std::vector<MarkerPlace>& places) {
+  int lines = 1;
+  for (const MarkerPlace& p : places)
+    if (!p.text.empty()) lines = std::max(lines, p.line + 1);
+  return lines;
+}
+
+// Each marker: a dashed line from the top of the band at `top` down to the axis at `bottom`, its
+// label on its band line, and the whole label with its time as the tooltip of both.
+std::string marker_lines_svg(const Timeline& t, const std::vector<MarkerPlace>& places, int top, int bottom) {
+  std::string svg = "<g class=\"markers\">\n";
+  for (const MarkerPlace& p : places) {
+    const std::string tip = fmt::format("marker at {:g} {}: {}", p.marker->time, unit_name(t.unit), p.marker->label);
+    svg += fmt::format("<g class=\"marker\"><title>{}</title>\n", xml_escape(tip));
+    svg += fmt::format(
+        "<line x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+        "stroke-dasharray=\"5,3\"/>\n",
+        p.x, top, bottom, kMarkerColour);
+    if (!p.text.empty()) {
+      svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" font-size=\"{:g}\" fill=\"{}\"{}>{}</text>\n",
+                         p.end_anchored ? p.x - 3 : p.x + 3, top + (p.line + 1) * kMarkerLine - 3, kMarkerFont,
+                         kMarkerColour, p.end_anchored ? " text-anchor=\"end\"" : "", xml_escape(p.text));
+    }
+    svg += "</g>\n";
+  }
+  svg += "</g>\n";
+  return svg;
+}
+
 std::string stash_list(const TimelineStats& stats) {
   std::string list;
   for (size_t s = 0; s < stats.stages.size(); ++s) {
@@ -105,13 +223,45 @@ std::string stash_list(const TimelineStats& stats) {
   return list;
 }
 
+// The two title lines: what was scheduled, then what it cost. An elastic job's steps are not a
+// pipeline's micro-batches and hold no stash, so its lines count steps and membership changes.
+std::string title_lines(const Timeline& t, const TimelineStats& stats, const AxisUnit& axis) {
+  std::string svg;
+  if (is_elastic(t)) {
+    int steps = 0;
+    for (const auto& stage : t.spans)
+      for (const Span& span : stage) steps += is_compute(span.action.kind) ? 1 : 0;
+    svg += fmt::format(
+        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"16\" font-weight=\"bold\" fill=\"#1a1a1a\">{} \xc2\xb7 "
+        "the steps of one rank, {} step{} \xc2\xb7 {}</text>\n",
+        kLeft, xml_escape(schedule_label(t)), steps, steps == 1 ? "" : "s", xml_escape(t.source));
+    svg += fmt::format(
+        "<text class=\"subtitle\" x=\"{}\" y=\"44\" font-size=\"13\" fill=\"#333333\">busy {:.1f}% \xc2\xb7 makespan "
+        "{:.4g} {} \xc2\xb7 {} membership change{}</text>\n",
+        kLeft, 100 * (1 - stats.bubble_fraction), stats.makespan * axis.scale, xml_escape(axis.name),
+        t.markers.size(), t.markers.size() == 1 ? "" : "s");
+    return svg;
+  }
+  svg += fmt::format(
+      "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"16\" font-weight=\"bold\" fill=\"#1a1a1a\">{} \xc2\xb7 p = "
+      "{} stages, m = {} micro-batches, v = {} chunk{} \xc2\xb7 {}</text>\n",
+      kLeft, xml_escape(schedule_label(t)), t.stages, t.micro_batches, t.chunks, t.chunks == 1 ? "" : "s",
+      xml_escape(t.source));
+  svg += fmt::format(
+      "<text class=\"subtitle\" x=\"{}\" y=\"44\" font-size=\"13\" fill=\"#333333\">bubble fraction {:.3f} ({:.1f}% "
+      "idle) \xc2\xb7 makespan {:.4g} {} \xc2\xb7 peak stashed activations per stage: {}</text>\n",
+      kLeft, stats.bubble_fraction, 100 * stats.bubble_fraction, stats.makespan * axis.scale, xml_escape(axis.name),
+      stash_list(stats));
+  return svg;
+}
+
 std::string label_of(const Timeline& t, const Action& a) {
   return t.chunks > 1 ? fmt::format("{}.{}", a.micro_batch, a.chunk) : fmt::format("{}", a.micro_batch);
 }
 
 // Wide enough for a 12 px label on a block of the typical duration of the quickest kind (the
-// smallest of the F, B and W medians), within limits.
-int auto_width(const Timeline& t, const TimelineStats& stats) {
+// smallest of the F, B and W medians) over the picture's time `range`, within limits.
+int auto_width(const Timeline& t, double range) {
   constexpr int kMin = 1200, kMax = 4000;
   std::vector<double> durations[kActionKinds];
   size_t label = 1;
@@ -128,9 +278,9 @@ int auto_width(const Timeline& t, const TimelineStats& stats) {
     std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
     typical = typical < 0 ? d[d.size() / 2] : std::min(typical, d[d.size() / 2]);
   }
-  if (typical < 0 || stats.makespan <= 0) return kMin;
+  if (typical < 0 || range <= 0) return kMin;
   if (typical == 0) return kMax;
-  const double need = stats.makespan / typical * (text_width(std::string(label, '0'), 12) + 6) + kLeft + kRight;
+  const double need = range / typical * (text_width(std::string(label, '0'), 12) + 6) + kLeft + kRight;
   return static_cast<int>(std::clamp(need, double(kMin), double(kMax)));
 }
 
@@ -234,6 +384,8 @@ std::string unit_name(std::string_view unit) {
 
 std::string idle_colour() { return "#eceef2"; }
 
+std::string marker_colour() { return kMarkerColour; }
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -263,18 +415,24 @@ std::string xml_escape(std::string_view text) {
 
 std::string render_svg(const Timeline& t, const SvgOptions& o) {
   const TimelineStats stats = timeline_stats(t);
+  const bool elastic = is_elastic(t);
+  const View view = view_of(t);  // the spans' start and makespan unless a marker lies outside them
   const int p = static_cast<int>(t.spans.size());
   const int row_h = std::max(o.row_height, 14);
-  const int plot_w = std::max((o.width > 0 ? o.width : auto_width(t, stats)) - kLeft - kRight, 100);
+  const int plot_w = std::max((o.width > 0 ? o.width : auto_width(t, view.range)) - kLeft - kRight, 100);
   const int width = kLeft + plot_w + kRight;
   const bool collectives = has_collectives(t);
   const int pitch = row_h + (collectives ? kCollGap + kCollLane : 0) + kRowGap;
   const int rows_h = p * pitch - (p > 0 ? kRowGap : 0);
-  const int height = kTop + rows_h + kBottom + (collectives ? kCollLegend : 0);
-  const double t0 = stats.start;
-  const double range = stats.makespan > 0 ? stats.makespan : 1;
+  const double t0 = view.start;
+  const double range = view.range > 0 ? view.range : 1;
   const std::function<double(double)> x_of = [&](double time) { return kLeft + (time - t0) / range * plot_w; };
-  const AxisUnit axis = axis_unit(t.unit, stats.makespan);
+  const AxisUnit axis = axis_unit(t.unit, view.range);
+  const std::vector<MarkerPlace> markers = place_markers(t, width, x_of);
+  // The markers' label band pushes the rows down; without markers nothing moves.
+  const int band = markers.empty() ? 0 : marker_lines(markers) * kMarkerLine + 4;
+  const int rows_top = kTop + band;
+  const int height = rows_top + rows_h + kBottom + (collectives ? kCollLegend : 0);
 
   std::string svg;
   if (o.standalone) {
@@ -288,31 +446,24 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
   svg += fmt::format("<rect class=\"background\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
                      width, height);
 
-  // Title: what was scheduled, then what it cost.
-  svg += fmt::format(
-      "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"16\" font-weight=\"bold\" fill=\"#1a1a1a\">{} \xc2\xb7 p = "
-      "{} stages, m = {} micro-batches, v = {} chunk{} \xc2\xb7 {}</text>\n",
-      kLeft, xml_escape(schedule_label(t)), t.stages, t.micro_batches, t.chunks, t.chunks == 1 ? "" : "s",
-      xml_escape(t.source));
-  svg += fmt::format(
-      "<text class=\"subtitle\" x=\"{}\" y=\"44\" font-size=\"13\" fill=\"#333333\">bubble fraction {:.3f} ({:.1f}% "
-      "idle) \xc2\xb7 makespan {:.4g} {} \xc2\xb7 peak stashed activations per stage: {}</text>\n",
-      kLeft, stats.bubble_fraction, 100 * stats.bubble_fraction, stats.makespan * axis.scale, xml_escape(axis.name),
-      stash_list(stats));
+  svg += title_lines(t, stats, axis);
 
   for (int s = 0; s < p; ++s) {
-    const int y = kTop + s * pitch;
+    const int y = rows_top + s * pitch;
     const StageStats& st = stats.stages[s];
     svg += fmt::format("<g class=\"stage\" id=\"stage-{}\">\n", s);
     svg +=
-        fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"13\" fill=\"#1a1a1a\">stage {}</text>\n",
-                    kLeft - 8, y + row_h / 2 + 5, s);
+        fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"13\" fill=\"#1a1a1a\">{}</text>\n",
+                    kLeft - 8, y + row_h / 2 + 5, elastic ? std::string("steps") : fmt::format("stage {}", s));
     svg += fmt::format("<rect class=\"lane\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", kLeft, y,
                        plot_w, row_h, idle_colour());
     for (const Span& span : t.spans[s]) {
       const std::string text = to_string(span.action);
+      const std::string what = elastic && span.action.kind == ActionKind::kForward
+                                   ? fmt::format("step {}", span.action.micro_batch)
+                                   : fmt::format("stage {} {}", s, text);
       const std::string tip =
-          fmt::format("stage {} {}: start {:g}, finish {:g} {}", s, text, span.start, span.finish, unit_name(t.unit));
+          fmt::format("{}: start {:g}, finish {:g} {}", what, span.start, span.finish, unit_name(t.unit));
       const double x0 = x_of(span.start);
       const double x1 = x_of(span.finish);
       if (!is_compute(span.action.kind)) {
@@ -340,21 +491,23 @@ std::string render_svg(const Timeline& t, const SvgOptions& o) {
       }
     }
     svg += fmt::format(
-        "<text class=\"stage-stats\" x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">idle {:.1f}% \xc2\xb7 stash "
-        "{}</text>\n",
-        kLeft + plot_w + 8, y + row_h / 2 + 4, 100 * st.bubble_fraction, st.peak_stashed);
+        "<text class=\"stage-stats\" x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333333\">idle {:.1f}%{}</text>\n",
+        kLeft + plot_w + 8, y + row_h / 2 + 4, 100 * st.bubble_fraction,
+        elastic ? std::string() : fmt::format(" \xc2\xb7 stash {}", st.peak_stashed));
     if (collectives) svg += collective_lane(t, s, st, y + row_h + kCollGap, plot_w, x_of);
     svg += "</g>\n";
   }
 
   // Time axis: a base line, ticks at round values, the unit.
-  const int ay = kTop + rows_h + 6;
+  const int ay = rows_top + rows_h + 6;
+  // Markers over the rows, so that no block hides them.
+  if (!markers.empty()) svg += marker_lines_svg(t, markers, kTop, ay);
   svg += "<g class=\"axis\">\n";
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333333\" stroke-width=\"1\"/>\n", kLeft,
                      ay, kLeft + plot_w, ay);
-  if (stats.makespan > 0) {
+  if (view.range > 0) {
     const double lo = t0 * axis.scale;
-    const double hi = (t0 + stats.makespan) * axis.scale;
+    const double hi = (t0 + view.range) * axis.scale;
     const double step = nice_step(hi - lo, std::max(2, plot_w / 90));
     for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k += 1) {
       const double value = k * step;

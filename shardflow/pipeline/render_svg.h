@@ -8,13 +8,20 @@
 // runs along the bottom. A measured timeline of operator-parallel stages also has, under each
 // stage's row, a thin lane of the collectives that ran inside the stage's phases, one small
 // block each, coloured by op (AllReduce, AllGather, ...), and a legend of those colours under
-// the axis; a timeline without collectives is drawn exactly as before they existed.
+// the axis; a timeline without collectives is drawn exactly as before they existed. Each marker
+// of a timeline is a red dashed line across all stages at its time, its label at the top (on
+// one of up to three lines of a band above the rows, shortened to 48 characters, left out when
+// no line has room) and all of it in the line's tooltip; the time axis reaches every marker. A
+// timeline without markers is drawn exactly as before they existed. An elastic job's timeline
+// (timeline.h, is_elastic) is titled by its steps and membership changes, its one row "steps".
 //
 // Every compute block is a <rect class="blk K"> (K = F, B or W) holding a <title> tooltip with
 // the stage, action, start and finish; nothing else in the picture has the class blk, so a
 // test or a script can count blocks. Sends and receives are <line class="xfer ...">. Each
 // collective is a <rect class="coll OP"> holding a <title> with its op, group, phase,
-// micro-batch, chunk, times and duration, on a <rect class="coll-lane">.
+// micro-batch, chunk, times and duration, on a <rect class="coll-lane">. Each marker is a
+// <g class="marker"> holding a <title> (its time and whole label), a dashed <line> and, where
+// there was room, a <text> with its label, all inside one <g class="markers">.
 //
 // Threading: pure functions.
 #pragma once
@@ -44,6 +51,9 @@ std::string action_colour(ActionKind kind, int chunk = 0, int chunks = 1);
 
 // The colour of the idle lane behind the blocks, "#rrggbb".
 std::string idle_colour();
+
+// The colour of a marker's dashed line and label, "#rrggbb"; the HTML legend uses it too.
+std::string marker_colour();
 
 // The fill of a collective's block, "#rrggbb": one colour per known op (AllReduce, AllGather,
 // ReduceScatter, AlltoAll, Broadcast), grey for any other.
