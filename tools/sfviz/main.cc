@@ -6,12 +6,14 @@
 //     sfviz plan --schedule-file my.txt --micro-batches 8 --trace my.trace.json
 //     sfviz show step.timeline.json --plan --html step.html
 //
-// Both print the bubble fraction and the peak stash of every stage, and for a timeline with
-// collectives inside its stages their count, time and share of the compute. Exit status: 0, or
-// 2 with a one-line message for bad input (unknown schedule, missing or malformed file).
+// Both print the bubble fraction and the peak stash of every stage, for a timeline with
+// collectives inside its stages their count, time and share of the compute, and a line per
+// marker (an elastic job's membership changes, say). Exit status: 0, or 2 with a one-line
+// message for bad input (unknown schedule, missing or malformed file).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -73,13 +75,19 @@ void print_stats(const Timeline& t) {
         collectives ? fmt::format(", {} collectives {:g} ({:.1f}% of busy)", st.collectives, st.collective,
                                   st.busy > 0 ? 100 * st.collective_in_compute / st.busy : 0.0)
                     : "";
-    fmt::print("  stage {}: busy {:g}, idle {:g}, bubble fraction {:.3f}, peak stashed {}{}\n", s, st.busy, st.idle,
-               st.bubble_fraction, st.peak_stashed, coll);
+    // An elastic job's steps are forward passes alone: there is no stash to speak of.
+    const std::string stash = is_elastic(t) ? "" : fmt::format(", peak stashed {}", st.peak_stashed);
+    fmt::print("  stage {}: busy {:g}, idle {:g}, bubble fraction {:.3f}{}{}\n", s, st.busy, st.idle,
+               st.bubble_fraction, stash, coll);
   }
   if (collectives) {
     fmt::print("  collectives inside the stages: {} of them, {:g} {}, {:.1f}% of the compute time\n", stats.collectives,
                stats.collective, unit, 100 * stats.collective_share);
   }
+  // In time order, as the picture shows them; a timeline without markers prints as before.
+  std::vector<Marker> markers = t.markers;
+  std::stable_sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.time < b.time; });
+  for (const Marker& m : markers) fmt::print("  marker at {:g} {}: {}\n", m.time, unit, m.label);
 }
 
 struct Outputs {
@@ -176,6 +184,8 @@ int run(int argc, char** argv) {
   if (with_plan) {
     SF_ENFORCE(!measured.schedule.empty(), InvalidArgument,
                "'{}' names no schedule, so --plan cannot make the planned one", measured_file);
+    SF_ENFORCE(!is_elastic(measured), InvalidArgument,
+               "'{}' is an elastic job's steps, which have no planned timeline to draw with --plan", measured_file);
     page.push_back(plan_timeline(
         make_schedule(schedule_kind(measured.schedule), measured.stages, measured.micro_batches, measured.chunks),
         action_costs));
