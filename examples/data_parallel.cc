@@ -34,6 +34,7 @@ struct Options {
   std::string api = "functional";  // the seed's training loop, or "model" (Model.train)
   int64_t batch = 32;
   float lr = 1e-2f;
+  std::string elastic_timeline;  // --elastic-timeline DIR: each rank's steps and membership changes
 };
 
 const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 0.0f),
@@ -87,6 +88,8 @@ double train(const Options& o, const ex::Example& example) {
     // Model.train reduces the gradients itself, in buckets, while backward runs. Under
     // `sfrun --elastic` a lost rank's peers go on without it: each new world builds this anew.
     // [elastic]
+    sf::ElasticOptions elastic;
+    elastic.timeline_dir = o.elastic_timeline;
     const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
       auto net = std::make_shared<Network>();
       auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), o.lr);
@@ -98,7 +101,7 @@ double train(const Options& o, const ex::Example& example) {
       // Only the first world resumes --resume: later ones take the agreed step's state.
       s.from = example.checkpointing(*s.model, s.train_set, s.callbacks, generation == 0 ? c.resume : "");
       return s;
-    });
+    }, elastic);
     // [elastic]
     return done.model->eval_accuracy(create_test_dataset(c));
   }
@@ -149,6 +152,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"functional", "model"}));
   app.add_option("--batch", o.batch, "batch size per device")->check(sf::cli::kPositive);
   app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
+  app.add_option("--elastic-timeline", o.elastic_timeline,
+                 "with --api model under sfrun --elastic: write DIR/rank.R.timeline.json (steps and membership "
+                 "changes, for sfviz show)");
   const ex::CommonOptions& c = example.common();
   example.prepare = [&](const sf::comm::JobSpec&) {
     ds::Dataset::check_mnist(c.data_dir, "train");

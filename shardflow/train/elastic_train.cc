@@ -1,7 +1,9 @@
 #include <shardflow/train/elastic_train.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@
 #include <shardflow/train/loss_watch.h>
 #include <shardflow/train/state_commits.h>
 #include <shardflow/train/state_mapping.h>
+#include <shardflow/train/step_timeline.h>
 
 namespace sf {
 
@@ -65,6 +68,22 @@ ResumePoint restore_into(TrainingSetup& setup, TrainingState state, int64_t step
   return restore_training_state(*setup.model, setup.train_set, state, source);
 }
 
+// Writes the rank's timeline however train_elastic ends (a failure to write is reported, not
+// thrown: the run's own outcome matters more).
+struct TimelineOnExit {
+  std::shared_ptr<StepTimeline> timeline;
+  std::string path;
+  ~TimelineOnExit() {
+    if (!timeline) return;
+    try {
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+      timeline->write(path);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "shardflow elastic: the timeline was not written: %s\n", e.what());
+    }
+  }
+};
+
 }  // namespace
 
 std::optional<ElasticRange> elastic_range_from_env() {
@@ -96,6 +115,11 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   for (size_t r = 0; r < launch.size(); ++r) launch[r] = static_cast<int>(r);
   std::string change_line;  // printed once the new world is ready to train
   SteadyClock::time_point detected;
+  TimelineOnExit timeline;
+  if (!options.timeline_dir.empty()) {
+    timeline.timeline = std::make_shared<StepTimeline>(SteadyClock::now());
+    timeline.path = fmt::format("{}/rank.{}.timeline.json", options.timeline_dir, comm::current_rank().rank());
+  }
   for (uint32_t generation = 0;; ++generation) {
     TrainingSetup setup = build(generation);
     ResumePoint from = setup.from;
@@ -115,6 +139,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     }
     std::vector<CallbackPtr> callbacks = setup.callbacks;
     callbacks.push_back(commits);
+    if (timeline.timeline) callbacks.push_back(timeline.timeline);
     const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
     auto watch = std::make_unique<LossWatch>(world);
     try {
@@ -151,6 +176,11 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     const std::string head = fmt::format("shardflow elastic: generation {}: lost rank{} {}; detected at {}",
                                          generation + 1, lost_launch.size() == 1 ? "" : "s",
                                          brief_list(lost_launch), clock_time(watch->detected_at()));
+    if (timeline.timeline)
+      timeline.timeline->mark(watch->detected_steady(),
+                              fmt::format("generation {}: lost rank{} {}; {} -> {} ranks; rolled back to step {}",
+                                          generation + 1, lost_launch.size() == 1 ? "" : "s",
+                                          brief_list(lost_launch), old_ranks, members, change.step));
     if (members < range->min) {
       log_line(fmt::format("{}; members {} ({} -> {} ranks, below the minimum of {}): saving step {} to {} and "
                            "stopping",

@@ -78,6 +78,10 @@ struct ElasticOptions {
   std::optional<ElasticRange> range;
   /// Where the survivors save the agreed step before stopping, when fewer than min are left.
   std::string stop_checkpoint_dir = "elastic_checkpoint";
+  /// When set, each rank writes its steps and the membership changes it saw as a timeline,
+  /// DIR/rank.R.timeline.json (R its launch rank), when it stops for any reason; `sfviz show`
+  /// draws it, the changes as markers (train/step_timeline.h).
+  std::string timeline_dir;
 };
 
 /// Builds one world's training; `generation` counts the membership changes so far (0: the job's

@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -37,6 +38,7 @@ def main():
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True, help="examples/data_parallel")
     ap.add_argument("--work", required=True)
+    ap.add_argument("--sfviz", help="tools/sfviz: rank0 also checks the timeline's marker it draws")
     ap.add_argument("--steps", type=int, default=30, help="steps per epoch (two epochs)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     a = ap.parse_args()
@@ -63,10 +65,10 @@ def main():
         job.at_step(watcher, rng.randrange(1, last or total - 5))
         time.sleep(rng.uniform(0, step_time))
 
-    def elastic(name, disturb, elastic_range="2:4", env=None):
+    def elastic(name, disturb, elastic_range="2:4", env=None, extra=()):
         job = er.Job(a.sfrun, a.program, a.work, name, RANKS,
-                     args + ["--checkpoint-dir", os.path.join(a.work, name + "_ckpt"), "--save-every", "5"],
-                     elastic=elastic_range, env=env)
+                     args + ["--checkpoint-dir", os.path.join(a.work, name + "_ckpt"), "--save-every", "5"]
+                     + list(extra), elastic=elastic_range, env=env)
         disturb(job)
         job.finish()
         return job
@@ -93,7 +95,19 @@ def main():
             done += bool(check(job, [victim]))
         print(f"kills: {a.count} runs, {done} with a membership change, all equal to the restart oracle")
     elif a.scenario == "rank0":
-        check(elastic("rank0", lambda j: (moment(j, 1), j.signal(0, signal.SIGKILL))), [0])
+        timelines = os.path.join(a.work, "timelines")
+        changes = check(elastic("rank0", lambda j: (moment(j, 1), j.signal(0, signal.SIGKILL)),
+                              extra=["--elastic-timeline", timelines]), [0])
+        if a.sfviz and changes:
+            # Each survivor's steps and the change, drawn: the marker is in the picture.
+            svg = os.path.join(a.work, "rank1.svg")
+            shown = subprocess.run([a.sfviz, "show", os.path.join(timelines, "rank.1.timeline.json"), "--svg", svg],
+                                   capture_output=True, text=True, timeout=60)
+            assert shown.returncode == 0, f"sfviz show failed:\n{shown.stderr}"
+            assert "marker at" in shown.stdout and "generation 1: lost rank 0" in shown.stdout, shown.stdout
+            with open(svg, encoding="utf-8") as f:
+                assert "generation 1: lost rank 0" in f.read(), "the picture has no marker"
+            print("rank0: the survivors' timeline shows the change as a marker (sfviz show)")
     elif a.scenario == "two":
         pair = rng.sample(range(RANKS), 2)
 
@@ -123,7 +137,7 @@ def main():
             j.signal(victim, signal.SIGCONT)
             j.wait_for(lambda: "was frozen for" in j.text(victim, "stdout") + j.text(victim, "stderr"),
                        "the woken rank's refusal")
-        job = elastic("stop", freeze, env={"SF_ZMQ_HEARTBEAT_TIMEOUT_MS": "1000"})
+        job = elastic("stop", freeze, env={"SF_ZMQ_HEARTBEAT_TIMEOUT_MS": "2000"})
         check(job, [victim])
     elif a.scenario == "below":
         pair = rng.sample(range(RANKS), 2)
