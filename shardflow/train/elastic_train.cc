@@ -157,7 +157,11 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
                "elastic: rank {} was frozen for {:.1f} s, past the heartbeat bound of {:.1f} s; its peers have gone "
                "on without it",
                me, watch->frozen_for().count() / 1000.0, world->loss_bound().count() / 1000.0);
-    setup = TrainingSetup{};  // the old world's model and its actors go before the agreement
+    // The old world's model, its actors and the callbacks go before the agreement: what they do
+    // on the way out (an asynchronous checkpoint's commit is a collective) must fail on the old,
+    // interrupted world, not run on the new one.
+    callbacks.clear();
+    setup = TrainingSetup{};
     comm::MembershipInput in;
     in.generation = generation;
     in.committed_step = commits->newest_step();

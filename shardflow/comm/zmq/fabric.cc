@@ -88,7 +88,8 @@ void Fabric::run(std::vector<std::string> endpoints) {
   } catch (const std::exception& ex) {  // libzmq itself failed: this endpoint is dead
     std::fprintf(stderr, "shardflow zmq: rank %d: the I/O thread failed: %s\n", rank_, ex.what());
     for (int p = 0; p < size_; ++p)
-      if (p != rank_) mark_src_closed(p, true, fmt::format("is unreachable: rank {}'s zmq I/O thread failed ({})", rank_, ex.what()));
+      if (p != rank_)
+        mark_src_closed(p, true, fmt::format("is unreachable: rank {}'s zmq I/O thread failed ({})", rank_, ex.what()));
   }
   if (e) e->finish();
 }

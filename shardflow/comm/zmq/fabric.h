@@ -96,8 +96,8 @@ class Fabric {
   // The peers that closed their endpoints (a close notice), in rank order.
   std::vector<int> closed_peers() const;
   // From now on every take() whose tag is not a membership tag (comm/transport.h) fails with
-  // PeerLost naming `lost` and `why` — those waiting now within about 5 ms. Idempotent (the
-  // first call's rank and reason stay).
+  // PeerLost naming `lost` and `why` — those waiting now within one wait slice (5 ms, or 50 ms
+  // for a receive reading its lane itself). Idempotent (the first call's rank and reason stay).
   void interrupt(int lost, const std::string& why);
 
  private:
