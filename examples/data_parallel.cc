@@ -84,12 +84,12 @@ double train(const Options& o, const ex::Example& example) {
   const ex::CommonOptions& c = example.common();
   auto loss_fn = std::make_shared<nn::CrossEntropyLoss>();
 
+  sf::ElasticOptions elastic;
+  elastic.timeline_dir = o.elastic_timeline;
   if (o.api == "model") {
     // Model.train reduces the gradients itself, in buckets, while backward runs. Under
     // `sfrun --elastic` a lost rank's peers go on without it: each new world builds this anew.
     // [elastic]
-    sf::ElasticOptions elastic;
-    elastic.timeline_dir = o.elastic_timeline;
     const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
       auto net = std::make_shared<Network>();
       auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), o.lr);
@@ -106,38 +106,54 @@ double train(const Options& o, const ex::Example& example) {
     return done.model->eval_accuracy(create_test_dataset(c));
   }
 
-  ds::Dataset data_set = create_dataset(c, o.batch);
-  Network net;
-  auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), o.lr);
-  auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
-    sf::Value logits = net(b, in[0]);
-    return (*loss_fn)(b, logits, in[1]);
+  // The seed's loop. Under `sfrun --elastic` it is one world's training too: train_elastic
+  // builds it anew in each world and passes the loop its callbacks, which LoopCheckpoint calls.
+  struct Loop {
+    Network net;
+    std::shared_ptr<nn::SGD> optimizer;
+    std::unique_ptr<sf::Model> model;
   };
-  auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
-  nn::DistributedGradReducer grad_reducer(optimizer->parameters());
-
-  // The model holds the loop's network and optimizer for the checkpoints (and the accuracy
-  // below); the loop reports where it stands after each step, as Model.train does.
-  sf::Model model(net, loss_fn, optimizer);
-  sf::LoopCheckpoint checkpoint(model, data_set, {c.checkpoint_dir, c.save_every, c.keep});
-  const sf::ResumePoint from = checkpoint.begin(c.resume);
-  for (int64_t epoch = from.epoch; epoch < c.epochs; ++epoch) {
-    int64_t i = epoch == from.epoch ? from.step : 0;
-    ds::BatchIterator it = data_set.iterator(epoch);
-    it.skip(i);
-    while (const std::vector<sf::Tensor>* batch = it.next()) {
-      auto [loss, grads] = grad_fn({(*batch)[0], (*batch)[1]});
-      const std::vector<sf::Tensor>& reduced = grad_reducer(grads);
-      optimizer->step(reduced);
-      if (i % c.print_every == 0)
-        sf::log_line(fmt::format("epoch: {} step: {}, loss is {}", epoch, i, sf::format_loss(loss)));
-      ++i;
-      checkpoint.step_end(epoch, i);
-    }
-  }
-  checkpoint.end();
+  const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
+    auto loop = std::make_shared<Loop>();
+    loop->optimizer = std::make_shared<nn::SGD>(loop->net.trainable_params(), o.lr);
+    // The model holds the loop's network and optimizer for the checkpoints (and the accuracy
+    // below); the loop reports where it stands after each step, as Model.train does.
+    sf::TrainingSetup s;
+    s.model = std::make_shared<sf::Model>(loop->net, loss_fn, loop->optimizer);
+    s.train_set = create_dataset(c, o.batch);
+    s.keep = loop;
+    if (generation == 0 && !c.resume.empty()) s.from = sf::resume_from(*s.model, s.train_set, c.resume);
+    s.run = [&c, loop, loss_fn, model = s.model, data_set = s.train_set](
+                const std::vector<sf::CallbackPtr>& callbacks, sf::ResumePoint from) {
+      Network& net = loop->net;
+      auto forward_fn = [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) {
+        sf::Value logits = net(b, in[0]);
+        return (*loss_fn)(b, logits, in[1]);
+      };
+      auto grad_fn = sf::value_and_grad(forward_fn, net.trainable_params());
+      nn::DistributedGradReducer grad_reducer(loop->optimizer->parameters());
+      sf::LoopCheckpoint checkpoint(*model, data_set, {c.checkpoint_dir, c.save_every, c.keep}, callbacks);
+      checkpoint.begin_at(from);
+      for (int64_t epoch = from.epoch; epoch < c.epochs; ++epoch) {
+        int64_t i = epoch == from.epoch ? from.step : 0;
+        ds::BatchIterator it = data_set.iterator(epoch);
+        it.skip(i);
+        while (const std::vector<sf::Tensor>* batch = it.next()) {
+          auto [loss, grads] = grad_fn({(*batch)[0], (*batch)[1]});
+          const std::vector<sf::Tensor>& reduced = grad_reducer(grads);
+          loop->optimizer->step(reduced);
+          if (i % c.print_every == 0)
+            sf::log_line(fmt::format("epoch: {} step: {}, loss is {}", epoch, i, sf::format_loss(loss)));
+          ++i;
+          checkpoint.step_end(epoch, i);
+        }
+      }
+      checkpoint.end();
+    };
+    return s;
+  }, elastic);
   // Test accuracy with the trained parameters (every rank holds the same ones).
-  return model.eval_accuracy(create_test_dataset(c));
+  return done.model->eval_accuracy(create_test_dataset(c));
 }
 
 }  // namespace
@@ -153,7 +169,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch", o.batch, "batch size per device")->check(sf::cli::kPositive);
   app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
   app.add_option("--elastic-timeline", o.elastic_timeline,
-                 "with --api model under sfrun --elastic: write DIR/rank.R.timeline.json (steps and membership "
+                 "under sfrun --elastic: write DIR/rank.R.timeline.json (steps and membership "
                  "changes, for sfviz show)");
   const ex::CommonOptions& c = example.common();
   example.prepare = [&](const sf::comm::JobSpec&) {

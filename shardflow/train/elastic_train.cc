@@ -68,6 +68,15 @@ ResumePoint restore_into(TrainingSetup& setup, TrainingState state, int64_t step
   return restore_training_state(*setup.model, setup.train_set, state, source);
 }
 
+// One world's training: Model::train, or the caller's own loop.
+void train_once(TrainingSetup& setup, int64_t epochs, const std::vector<CallbackPtr>& callbacks, ResumePoint from) {
+  if (setup.run) {
+    setup.run(callbacks, from);
+  } else {
+    setup.model->train(epochs, setup.train_set, callbacks, from);
+  }
+}
+
 // Writes the rank's timeline however train_elastic ends (a failure to write is reported, not
 // thrown: the run's own outcome matters more).
 struct TimelineOnExit {
@@ -104,7 +113,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   const std::optional<ElasticRange> range = options.range ? options.range : elastic_range_from_env();
   if (!range) {
     TrainingSetup setup = build(0);
-    setup.model->train(epochs, setup.train_set, setup.callbacks, setup.from);
+    train_once(setup, epochs, setup.callbacks, setup.from);
     return setup;
   }
   check_elastic_job(*range);
@@ -143,7 +152,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
     auto watch = std::make_unique<LossWatch>(world);
     try {
-      setup.model->train(epochs, setup.train_set, callbacks, from);
+      train_once(setup, epochs, callbacks, from);
       watch->stop();
       if (!watch->fired()) return setup;
     } catch (const Error&) {

@@ -70,6 +70,11 @@ struct TrainingSetup {
   std::vector<CallbackPtr> callbacks;  ///< as for Model::train
   ResumePoint from;                    ///< where the first world starts (a resumed checkpoint)
   std::shared_ptr<void> keep;          ///< owns what `model` refers to (the network)
+  /// A hand-written loop that trains this world instead of model->train (the model then only
+  /// holds the loop's network and optimizer): called with the callbacks to call as Model::train
+  /// would (train_elastic's own; LoopCheckpoint calls them) and the point to start from, whose
+  /// state is already in place.
+  std::function<void(const std::vector<CallbackPtr>& callbacks, ResumePoint from)> run;
 };
 
 /// How train_elastic behaves.

@@ -23,14 +23,25 @@ LoopCheckpoint::LoopCheckpoint(Model& model, const dataset::Dataset& train_set, 
   if (!options.dir.empty()) save_ = std::make_shared<CheckpointDir>(options.dir, options.save_every, options.keep);
 }
 
+LoopCheckpoint::LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options,
+                               std::vector<CallbackPtr> callbacks)
+    : LoopCheckpoint(model, train_set, std::move(options)) {
+  callbacks_ = std::move(callbacks);
+}
+
 ResumePoint LoopCheckpoint::begin(const std::string& resume) {
   const ResumePoint from = resume.empty() ? ResumePoint{} : resume_from(*ctx_.model, *ctx_.train_dataset, resume);
+  begin_at(from);
+  return from;
+}
+
+void LoopCheckpoint::begin_at(ResumePoint from) {
   ctx_.dataset_epoch = from.epoch;
   ctx_.epoch = from.epoch;
   ctx_.step_in_epoch = from.step;
   ctx_.global_step = ctx_.optimizer->global_step();
   if (save_) save_->on_train_begin(ctx_);
-  return from;
+  for (auto& cb : callbacks_) cb->on_train_begin(ctx_);
 }
 
 void LoopCheckpoint::step_end(int64_t epoch, int64_t steps_done) {
@@ -39,11 +50,13 @@ void LoopCheckpoint::step_end(int64_t epoch, int64_t steps_done) {
   ctx_.step_in_epoch = steps_done;
   ctx_.global_step = ctx_.optimizer->global_step();
   if (save_) save_->on_step_end(ctx_);
+  for (auto& cb : callbacks_) cb->on_step_end(ctx_);
 }
 
 void LoopCheckpoint::end() {
   ctx_.global_step = ctx_.optimizer->global_step();
   if (save_) save_->on_train_end(ctx_);
+  for (auto& cb : callbacks_) cb->on_train_end(ctx_);
 }
 
 }  // namespace sf

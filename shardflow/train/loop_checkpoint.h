@@ -59,10 +59,18 @@ class LoopCheckpoint {
   /// both must outlive this object. InvalidArgument for a pipeline model and for
   /// CheckpointDir's bad arguments.
   LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options);
+  /// The same, also calling `callbacks` where Model::train would call them (on_train_begin at
+  /// begin, on_step_end at step_end, on_train_end at end): train_elastic's (train/elastic_train.h)
+  /// keep the loop's state and steps.
+  LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options,
+                 std::vector<CallbackPtr> callbacks);
   /// Before the first step: restores the committed checkpoint `resume` names (resume_from: DIR,
   /// its latest step, or DIR/step_N) and returns the point the loop continues at, {0, 0} for
   /// "". Refused as resume_from refuses.
   ResumePoint begin(const std::string& resume);
+  /// Before the first step of a loop whose state is already where it starts, at `from` (put back
+  /// by train_elastic, say): nothing is restored.
+  void begin_at(ResumePoint from);
   /// After each step: the loop has done `steps_done` steps (counted from 1) of dataset epoch
   /// `epoch` (counted from 0); saves when save_every divides the optimizer's global step.
   void step_end(int64_t epoch, int64_t steps_done);
@@ -72,6 +80,7 @@ class LoopCheckpoint {
  private:
   RunContext ctx_;
   std::shared_ptr<CheckpointDir> save_;  // null without a directory
+  std::vector<CallbackPtr> callbacks_;
 };
 
 }  // namespace sf

@@ -40,6 +40,8 @@ def main():
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True, help="examples/data_parallel")
     ap.add_argument("--work", required=True)
+    ap.add_argument("--api", default="model", choices=["model", "functional"],
+                    help="data_parallel's Model.train or the seed's own loop (both through train_elastic)")
     ap.add_argument("--sfviz", help="tools/sfviz: rank0 also checks the timeline's marker it draws")
     ap.add_argument("--steps", type=int, default=30, help="steps per epoch (two epochs)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
@@ -47,11 +49,12 @@ def main():
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     rng = random.Random(a.seed)
-    print(f"kill_matrix {a.scenario}: seed {a.seed}", flush=True)
+    print(f"kill_matrix {a.scenario} (--api {a.api}): seed {a.seed}", flush=True)
     # The rows 4 ranks read (30 steps of 16 each) and a small test set: every job starts in a
     # fraction of the time the whole of Fashion-MNIST takes to read.
     data = write_small_mnist(os.path.join(a.work, "fashion"), RANKS * 16 * a.steps, 100)
-    args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "16", "--data-dir", data]
+    args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "16", "--data-dir", data,
+            "--api", a.api]  # the last --api given wins
     total = 2 * a.steps
 
     # The reference: 4 ranks, a checkpoint after every step, for the oracles.
