@@ -111,7 +111,6 @@ double train(const Options& o, const ex::Example& example) {
   struct Loop {
     Network net;
     std::shared_ptr<nn::SGD> optimizer;
-    std::unique_ptr<sf::Model> model;
   };
   const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
     auto loop = std::make_shared<Loop>();

@@ -64,6 +64,8 @@ class Job:
         """Polls until predicate() is true; raises naming `what` past the deadline."""
         while not predicate():
             if self.proc.poll() is not None or time.monotonic() > self.deadline:
+                if predicate():  # it happened just before the job ended
+                    return
                 raise RuntimeError(f"{self.name}: {what} never happened")
             time.sleep(poll)
 
