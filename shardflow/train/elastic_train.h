@@ -1,5 +1,6 @@
 /// @file
-/// train_elastic: Model::train that survives lost ranks (docs/elastic.md). In a job started with
+/// train_elastic: Model::train, or a hand-written loop, that survives lost ranks
+/// (docs/elastic.md). In a job started with
 /// `sfrun --elastic MIN:MAX` (SF_ELASTIC), when a rank dies at any moment — forward, backward,
 /// inside a collective, in the optimizer, during a checkpoint save — the survivors stop the step
 /// in flight (train/loss_watch.h), agree among themselves on the new membership and on the step
@@ -30,7 +31,7 @@
 /// step's state to ElasticOptions::stop_checkpoint_dir, on the survivors), a rank that was
 /// frozen past the heartbeat bound (its peers went on without it), a transport that cannot
 /// change its members (mpi: Open MPI 4.1 cannot shrink a communicator), a process holding
-/// several ranks (--devices N). Without SF_ELASTIC it is Model::train, once.
+/// several ranks (--devices N). Without SF_ELASTIC it builds and trains once.
 ///
 /// Data parallel (and stand-alone) only: the parameters and the optimizer state are whole on
 /// every rank, so any survivor holds what a restart would load. Other modes are refused before
