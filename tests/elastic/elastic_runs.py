@@ -109,12 +109,11 @@ def segments(text):
     return out
 
 
-def run_oracle(sfrun, program, work, name, ranks, args, resume, timeout=120):
-    """The restart oracle: the same program on `ranks` ranks resumed from `resume`, saving every
-    step (a later change resumes from its checkpoints)."""
-    job = Job(sfrun, program, work, name, ranks, list(args) + ["--resume", resume, "--checkpoint-dir",
-                                                               os.path.join(work, name + "_ckpt"), "--save-every", "1"],
-              timeout=timeout)
+def run_oracle(sfrun, program, work, name, ranks, args, resume, save=False, timeout=120):
+    """The restart oracle: the same program on `ranks` ranks resumed from `resume`; with `save`,
+    saving every step (the oracle of a later change resumes from its checkpoints)."""
+    saving = ["--checkpoint-dir", os.path.join(work, name + "_ckpt"), "--save-every", "1"] if save else []
+    job = Job(sfrun, program, work, name, ranks, list(args) + ["--resume", resume] + saving, timeout=timeout)
     if job.finish() != 0:
         # The step mapped to these ranks lies past the last epoch (train/state_mapping.h): a
         # restart has nothing to train, and Model::train refuses such a point.
@@ -150,7 +149,7 @@ def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launc
             break
         if source is None or step != prev_step:
             source = os.path.join(prev_ckpt, f"step_{step}")
-        oracle = run_oracle(sfrun, program, work, f"{job.name}_oracle{g}", n, args, source)
+        oracle = run_oracle(sfrun, program, work, f"{job.name}_oracle{g}", n, args, source, save=g < len(changes))
         prev_ckpt = os.path.join(work, f"{job.name}_oracle{g}_ckpt")
         if oracle is None:  # nothing left to train after the change, on either side
             for r in members:
