@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
   example.prepare = [&](const sf::comm::JobSpec&) {
     ds::Dataset::check_mnist(c.data_dir, "train");
     ds::Dataset::check_mnist(c.data_dir, "test");
+    if (!o.elastic_timeline.empty()) sf::prepare_timeline_dir(o.elastic_timeline);  // before the job starts
     return ex::Next::kJoin;
   };
   example.run = [&] {

@@ -76,25 +76,24 @@ Wait wait_for(Transport& world, int peer, Tag tag, const std::set<int>& known, m
     try {
       out = world.recv(peer, tag, std::min(kSlice, std::max(left, milliseconds(1))));
       return Wait::kGot;
-    } catch (const PeerLost& e) {
-      const std::vector<int> lost = world.lost_peers(), closed = world.closed_peers();
-      if (std::count(lost.begin(), lost.end(), peer) || std::count(closed.begin(), closed.end(), peer))
-        return Wait::kLost;
+    } catch (const PeerLost&) {
+      const std::vector<int> gone = gone_peers(world);
+      if (std::count(gone.begin(), gone.end(), peer)) return Wait::kLost;
       if (Clock::now() >= deadline) return Wait::kLost;  // alive but silent past the bound
-      for (int r : lost)
+      for (int r : gone)
         if (!known.count(r)) return Wait::kNewLoss;
     }
   }
 }
 
-std::set<int> gone_peers(const Transport& world) {
+}  // namespace
+
+std::vector<int> gone_peers(const Transport& world) {
   std::set<int> out;
   for (int r : world.lost_peers()) out.insert(r);
   for (int r : world.closed_peers()) out.insert(r);
-  return out;
+  return {out.begin(), out.end()};
 }
-
-}  // namespace
 
 MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
   const int me = world.rank(), size = world.size();

@@ -59,6 +59,10 @@ struct MembershipChange {
   std::shared_ptr<Transport> transport;
 };
 
+/// The peers of `world` that are gone, lost or closed, ascending: what a survivor counts as
+/// lost.
+std::vector<int> gone_peers(const Transport& world);
+
 /// Runs the agreement on `world` after a loss. A peer that closed its endpoint counts as lost.
 /// Throws InvalidArgument when `world` cannot change its membership (mpi, inproc), and Error
 /// when this rank finds itself removed: no peer answered and at least one had closed its

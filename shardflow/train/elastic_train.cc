@@ -85,7 +85,6 @@ struct TimelineOnExit {
   ~TimelineOnExit() {
     if (!timeline) return;
     try {
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
       timeline->write(path);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "shardflow elastic: the timeline was not written: %s\n", e.what());
@@ -109,6 +108,13 @@ std::optional<ElasticRange> elastic_range_from_env() {
   return r;
 }
 
+void prepare_timeline_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  SF_ENFORCE(!ec && std::filesystem::is_directory(dir), IoError, "the timeline directory '{}' cannot be made: {}",
+             brief_text(dir, 200), ec ? ec.message() : "a file of that name is in the way");
+}
+
 TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticOptions options) {
   const std::optional<ElasticRange> range = options.range ? options.range : elastic_range_from_env();
   if (!range) {
@@ -126,6 +132,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   SteadyClock::time_point detected;
   TimelineOnExit timeline;
   if (!options.timeline_dir.empty()) {
+    prepare_timeline_dir(options.timeline_dir);  // now, not found unwritable when the rank stops
     timeline.timeline = std::make_shared<StepTimeline>(SteadyClock::now());
     timeline.path = fmt::format("{}/rank.{}.timeline.json", options.timeline_dir, comm::current_rank().rank());
   }
@@ -139,13 +146,9 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     if (from.epoch >= epochs) return setup;  // the agreed step was the last one
     // The state this world starts from is its first commit: a loss before its first step goes
     // back to it.
-    auto commits = std::make_shared<StateCommits>();
-    if (restore) {
-      commits->seed(restore_step, *restore);
-    } else {
-      commits->seed(setup.model->optimizer().global_step(),
-                    capture_training_state(*setup.model, setup.train_set, from));
-    }
+    auto commits = restore ? std::make_shared<StateCommits>(restore_step, *restore)
+                           : std::make_shared<StateCommits>(setup.model->optimizer().global_step(),
+                                                            capture_training_state(*setup.model, setup.train_set, from));
     std::vector<CallbackPtr> callbacks = setup.callbacks;
     callbacks.push_back(commits);
     if (timeline.timeline) callbacks.push_back(timeline.timeline);

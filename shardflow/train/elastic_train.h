@@ -90,6 +90,11 @@ struct ElasticOptions {
   std::string timeline_dir;
 };
 
+/// Makes ElasticOptions::timeline_dir `dir` if it does not exist; IoError, one line, if it cannot
+/// be made. train_elastic calls it before the first step; a program may call it before it joins
+/// its job, so that a bad directory stops it before any communication.
+void prepare_timeline_dir(const std::string& dir);
+
 /// Builds one world's training; `generation` counts the membership changes so far (0: the job's
 /// first world, the only one that should resume a checkpoint: later ones are overwritten with
 /// the agreed step's state).

@@ -1,7 +1,6 @@
 #include <shardflow/train/loss_watch.h>
 
-#include <algorithm>
-#include <set>
+#include <shardflow/comm/membership.h>
 
 namespace sf {
 
@@ -29,19 +28,17 @@ void LossWatch::run() {
     const auto now = Clock::now();
     const auto pause = std::chrono::duration_cast<std::chrono::milliseconds>(now - last);
     last = now;
-    std::set<int> gone;
-    for (int r : transport_->lost_peers()) gone.insert(r);
-    for (int r : transport_->closed_peers()) gone.insert(r);
+    const std::vector<int> gone = comm::gone_peers(*transport_);
     const bool frozen = bound.count() > 0 && pause >= bound;
     if (gone.empty() && !frozen) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      lost_.assign(gone.begin(), gone.end());
+      lost_ = gone;
       detected_at_ = std::chrono::system_clock::now();
       detected_steady_ = now;
       if (frozen) frozen_for_ = pause;
     }
-    const int first = gone.empty() ? transport_->rank() : *gone.begin();
+    const int first = gone.empty() ? transport_->rank() : gone.front();
     transport_->interrupt(first, frozen ? "was frozen past the heartbeat bound" : "was lost");
     fired_.store(true);
     return;

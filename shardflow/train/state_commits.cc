@@ -2,16 +2,10 @@
 
 namespace sf {
 
-void StateCommits::on_train_begin(const RunContext& ctx) {
-  if (!seeded_) keep(ctx);
+StateCommits::StateCommits(int64_t global_step, TrainingState start) {
+  states_.emplace_back(global_step, std::move(start));
 }
 
-void StateCommits::seed(int64_t global_step, TrainingState state) {
-  std::lock_guard<std::mutex> lock(mu_);
-  states_.clear();
-  states_.emplace_back(global_step, std::move(state));
-  seeded_ = true;
-}
 void StateCommits::on_step_end(const RunContext& ctx) { keep(ctx); }
 
 void StateCommits::keep(const RunContext& ctx) {
@@ -24,7 +18,7 @@ void StateCommits::keep(const RunContext& ctx) {
 
 int64_t StateCommits::newest_step() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return states_.empty() ? -1 : states_.back().first;
+  return states_.back().first;
 }
 
 std::optional<TrainingState> StateCommits::at(int64_t global_step) const {

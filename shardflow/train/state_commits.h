@@ -1,8 +1,7 @@
 /// @file
 /// StateCommits: the callback that keeps an elastic rank's last two consistent states in memory
-/// (train/training_state.h): the state where training starts (seed(), or captured when training
-/// begins) and after each step. Two suffice:
-/// a step's gradients need every rank's, so when a rank dies no survivor is more than one step
+/// (train/training_state.h): the state a world starts from, then the state after each step. Two
+/// suffice: a step's gradients need every rank's, so when a rank dies no survivor is more than one step
 /// ahead of another, and the agreed step (the least committed) is the newest or the one before
 /// on every survivor.
 ///
@@ -22,15 +21,14 @@ namespace sf {
 /// In-memory commits of a rank's state (see the file comment).
 class StateCommits : public Callback {
  public:
-  /// Keeps the state training starts from, unless seed() gave it.
-  void on_train_begin(const RunContext& ctx) override;
-  /// Gives the state training starts from as another world saved it (a membership change's
-  /// agreed state, before it was mapped to this world): a change before this world's first step
-  /// then maps that state again, as a restart from its checkpoint would, not a mapping of it.
-  void seed(int64_t global_step, TrainingState state);
+  /// Starts with `start`, the state of `global_step` the world starts from: for a membership
+  /// change's agreed state, as the world that captured it saved it (before it was mapped to this
+  /// world), so that a change before this world's first step maps that state again, as a restart
+  /// from its checkpoint would, not a mapping of it.
+  StateCommits(int64_t global_step, TrainingState start);
   /// Keeps the state after the step.
   void on_step_end(const RunContext& ctx) override;
-  /// The global step of the newest state; -1 before any.
+  /// The global step of the newest state.
   int64_t newest_step() const;
   /// The state kept for `global_step`, if it is one of the two.
   std::optional<TrainingState> at(int64_t global_step) const;
@@ -38,7 +36,6 @@ class StateCommits : public Callback {
  private:
   void keep(const RunContext& ctx);
 
-  bool seeded_ = false;
   mutable std::mutex mu_;
   std::deque<std::pair<int64_t, TrainingState>> states_;  // oldest first, at most 2
 };

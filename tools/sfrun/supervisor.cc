@@ -326,9 +326,10 @@ JobResult Supervisor::finish() {
   const double seconds = std::chrono::duration<double>(now - started_).count();
   if (elastic_ && elastic_->generation() > 0) {
     const auto members = elastic_->members();
-    res.summary = fmt::format("sfrun: the {} ranks of generation {} ({}) exited 0 in {:.1f} s; {} of {} left the job; "
+    res.summary = fmt::format("sfrun: the {} rank{} of generation {} ({}) exited 0 in {:.1f} s; {} of {} left the job; "
                               "logs in {}\n",
-                              members.size(), elastic_->generation(), rank_list(members), seconds,
+                              members.size(), members.size() == 1 ? "" : "s", elastic_->generation(),
+                              rank_list(members), seconds,
                               ranks_.size() - members.size(), ranks_.size(), job_dir_);
     return res;
   }
