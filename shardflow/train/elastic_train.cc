@@ -157,13 +157,15 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     try {
       train_once(setup, epochs, callbacks, from);
       watch->stop();
-      if (!watch->fired()) return setup;
+      // Peers that closed their endpoints after the last step finished too, and left: only a
+      // lost one can have left the others inside the last step.
+      if (!watch->fired() || (watch->frozen_for().count() == 0 && world->lost_peers().empty())) return setup;
     } catch (const Error&) {
       watch->stop();
       if (!watch->fired()) throw;  // the run's own error, not a lost rank
     }
-    // A training that finished while a peer was being lost still goes through the agreement:
-    // the others may be inside the last step, and wait for this rank.
+    // A training that finished while a peer was lost still goes through the agreement: the
+    // others may be inside the last step, and wait for this rank.
     const int me = world->rank();
     SF_ENFORCE(watch->frozen_for().count() == 0, Error,
                "elastic: rank {} was frozen for {:.1f} s, past the heartbeat bound of {:.1f} s; its peers have gone "
