@@ -2,13 +2,14 @@
 // one AllReduce, then stays silent for the second: every other rank must throw PeerLost
 // naming rank 1 within the timeout plus the notice grace (comm/detail/call.h). Rank 1 then
 // closes its endpoint and exits cleanly; a collective on a fresh group must now fail on the
-// others at once (long before its own timeout), again naming rank 1. Exits non-zero with the
-// reason on any deviation.
+// others at once (long before its own timeout), again naming rank 1; the survivors wait for
+// each other before they close. Exits non-zero with the reason on any deviation.
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <shardflow/comm/comm.h>
 #include <shardflow/comm/mpi/transport.h>
@@ -65,6 +66,12 @@ int run_checks(const std::shared_ptr<Transport>& world) {
   expect_names_silent("closed rank", [&] {
     all_reduce(Tensor::full({1000}, 1.0f), {.group = fresh, .timeout = kLongTimeout});
   }, kBound + 4s);  // it may still be sleeping through its silent phase
+  // A survivor that ended now would close its endpoint while another survivor still waits in
+  // the collective above, and that one could then name the closed survivor instead of rank 1.
+  std::vector<int> survivors;
+  for (int r = 0; r < world->size(); ++r)
+    if (r != kSilent) survivors.push_back(r);
+  all_reduce(Tensor::full({1}, 1.0f), {.group = create_group(world, "survivors", survivors), .timeout = kLongTimeout});
   return 0;
 }
 
