@@ -19,33 +19,37 @@ using std::chrono::milliseconds;
 
 constexpr uint8_t kProposalSlot = 0;
 constexpr uint8_t kAddressSlot = 1;
+constexpr uint8_t kJoinerSlot = 2;
 // A round's waits look at the transport's losses this often.
 constexpr milliseconds kSlice{20};
 constexpr uint32_t kMaxRounds = 64;
 
-// A proposal on the wire (i32, the steps split in halves): round, step high, step low, then the
-// lost ranks.
-Tensor encode_proposal(uint32_t round, int64_t step, const std::set<int>& lost) {
+// A proposal on the wire (i32, the steps split in halves): round, step high, step low, joiners
+// admitted, then the lost ranks.
+Tensor encode_proposal(uint32_t round, int64_t step, int joiners, const std::set<int>& lost) {
   std::vector<int32_t> v{static_cast<int32_t>(round), static_cast<int32_t>(step >> 32),
-                         static_cast<int32_t>(step & 0xffffffff)};
+                         static_cast<int32_t>(step & 0xffffffff), joiners};
   v.insert(v.end(), lost.begin(), lost.end());
   return Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
 }
 
 struct Proposal {
   int64_t step = 0;
+  int joiners = 0;
   std::set<int> lost;
 };
 
 // Refuses what no survivor sends: another round, or ranks outside the world.
 Proposal decode_proposal(const Tensor& t, uint32_t round, int from, int size) {
   const int64_t n = t.numel();
-  SF_ENFORCE(t.dtype() == DType::kI32 && t.shape().size() == 1 && n >= 3 && t.i32()[0] == static_cast<int32_t>(round),
+  SF_ENFORCE(t.dtype() == DType::kI32 && t.shape().size() == 1 && n >= 4 && t.i32()[0] == static_cast<int32_t>(round) &&
+                 (t.i32()[3] == 0 || (t.i32()[3] == 1 && from == 0)),
              Error, "membership: rank {} sent a malformed proposal for round {}", from, round);
   const int32_t* v = t.i32();
   Proposal p;
   p.step = (static_cast<int64_t>(v[1]) << 32) | static_cast<uint32_t>(v[2]);
-  for (int64_t i = 3; i < n; ++i) {
+  p.joiners = v[3];
+  for (int64_t i = 4; i < n; ++i) {
     SF_ENFORCE(v[i] >= 0 && v[i] < size, Error, "membership: rank {} named rank {} lost, outside a world of {}", from,
                v[i], size);
     p.lost.insert(v[i]);
@@ -86,6 +90,44 @@ Wait wait_for(Transport& world, int peer, Tag tag, const std::set<int>& known, m
   }
 }
 
+// The joiner's part of a decided round with one joiner: rank 0 gives it its place at the door
+// and relays its address to the members (the others wait for that). Appends the joiner's
+// address to `addresses` and its label to change.joined; false when the round must be run again
+// (the joiner did not answer, or rank 0 was lost). Rank 0 takes the request out of `joining`.
+bool admit_joiner(Transport& world, const MembershipInput& in, std::vector<JoinRequest>& joining, uint32_t round,
+                  const std::vector<int>& alive, const std::set<int>& lost, std::vector<std::string>& addresses,
+                  MembershipChange& change) {
+  const int me = world.rank();
+  Tensor relay;
+  if (me == 0) {
+    const JoinRequest request = joining.front();
+    joining.erase(joining.begin());  // admitted or dropped: never asked again
+    std::vector<int> labels;
+    for (int r : alive) labels.push_back(in.labels.empty() ? r : in.labels.at(static_cast<size_t>(r)));
+    labels.push_back(request.label);
+    std::vector<std::string> table = addresses;
+    table.emplace_back();
+    const std::string answer = in.door->admit(request, static_cast<int>(alive.size()),
+                                              static_cast<int>(table.size()), in.generation + 1, table, labels,
+                                              in.link_timeout);
+    // The label travels first; an empty address tells the others the joiner did not answer.
+    relay = encode_text(fmt::format("{} {}", request.label, answer));
+    for (int r : alive)
+      if (r != me) world.send(r, membership_tag(round, kJoinerSlot), relay);
+  } else if (wait_for(world, 0, membership_tag(round, kJoinerSlot), lost, in.timeout, relay) != Wait::kGot) {
+    return false;
+  }
+  const std::string text = decode_text(relay);
+  const size_t space = text.find(' ');
+  SF_ENFORCE(space != std::string::npos, Error, "membership: rank 0 relayed a malformed joiner '{}'",
+             brief_text(text, 80));
+  const std::string address = text.substr(space + 1);
+  if (address.empty()) return false;
+  addresses.push_back(address);
+  change.joined = {std::stoi(text.substr(0, space))};
+  return true;
+}
+
 }  // namespace
 
 std::vector<int> gone_peers(const Transport& world) {
@@ -99,6 +141,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
   const int me = world.rank(), size = world.size();
   std::set<int> lost(in.lost.begin(), in.lost.end());
   lost.erase(me);
+  std::vector<JoinRequest> joining = in.joining;
   for (uint32_t round = 0;; ++round) {
     // Every round either finds a new loss or links; a link that keeps failing with no loss is
     // not a membership question.
@@ -117,12 +160,16 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
                  "endpoints (the others went on without it)",
                  me, brief_list(closed));
     }
-    // Proposals: the same to every rank believed alive.
-    const Tensor mine = encode_proposal(round, in.committed_step, lost);
+    // Proposals: the same to every rank believed alive. Rank 0 admits the oldest request at its
+    // door while the job may grow.
+    const int my_joiners =
+        in.door && !joining.empty() && static_cast<int>(alive.size()) < in.max_size ? 1 : 0;
+    const Tensor mine = encode_proposal(round, in.committed_step, my_joiners, lost);
     for (int r : alive)
       if (r != me) world.send(r, membership_tag(round, kProposalSlot), mine);
     bool agreed = true;
     int64_t step = in.committed_step;
+    int joiners = me == 0 ? my_joiners : 0;
     std::set<int> merged = lost;
     for (int r : alive) {
       if (r == me) continue;
@@ -139,6 +186,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
       }
       const Proposal p = decode_proposal(got, round, r, size);
       if (p.lost != lost) agreed = false;
+      if (r == 0) joiners = p.joiners;
       merged.insert(p.lost.begin(), p.lost.end());
       step = std::min(step, p.step);
     }
@@ -153,8 +201,8 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
     change.rank = static_cast<int>(std::find(alive.begin(), alive.end(), me) - alive.begin());
     change.step = step;
     change.rounds = static_cast<int>(round) + 1;
-    std::unique_ptr<WorldSeed> seed =
-        world.seed_next_world(change.rank, static_cast<int>(alive.size()), in.generation + 1);
+    const int new_size = static_cast<int>(alive.size()) + joiners;
+    std::unique_ptr<WorldSeed> seed = world.seed_next_world(change.rank, new_size, in.generation + 1);
     SF_ENFORCE(seed, InvalidArgument, "membership: the {} transport cannot change its members", world.name());
     const Tensor address = encode_text(seed->address());
     for (int r : alive)
@@ -174,6 +222,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
       addresses.push_back(decode_text(got));
     }
     if (!complete) continue;
+    if (joiners > 0 && !admit_joiner(world, in, joining, round, alive, lost, addresses, change)) continue;
     try {
       change.transport = seed->link(addresses, in.link_timeout);
     } catch (const Error&) {

@@ -2,8 +2,10 @@
 /// The membership protocol of elastic jobs (docs/elastic.md): after a peer is lost, the
 /// survivors agree among themselves, over the links they still have, on who is left and on the
 /// step to go back to, then open a new world of just them. No coordinator: every survivor runs
-/// the same rounds and reaches the same answer; the lowest rank has no special part, so any
-/// rank may die, rank 0 included, during a step or during the agreement itself.
+/// the same rounds and reaches the same answer; the lowest rank has no special part in the
+/// agreement, so any rank may die, rank 0 included, during a step or during the agreement itself.
+/// Rank 0 only also holds the world's door (JoinDoor), and a replacement that asked there joins
+/// the world the agreement makes.
 ///
 /// A round: each survivor sends every rank it believes alive the set of lost ranks it knows and
 /// the last step it committed, under membership tags (comm/transport.h: a Transport::interrupt
@@ -15,6 +17,11 @@
 /// the same round received the same proposals, so they decide the same. The members then
 /// swap the addresses of the new world's endpoints (Transport::seed_next_world) and link; a
 /// member lost meanwhile sends the others back to the next round with it added.
+///
+/// Joins: rank 0's proposal also says how many replacements it admits (0 or 1). When it does,
+/// the new world has one more rank, the last; once the members' addresses are swapped, rank 0
+/// gives them to the joiner at the door and relays its answer to the members, and all link.
+/// A joiner that does not answer sends everyone to the next round without it.
 ///
 /// Threading: called by one thread of the rank, while nothing else of the rank uses `world`.
 #pragma once
@@ -39,8 +46,18 @@ struct MembershipInput {
   /// How long a survivor waits for a peer that is alive but silent before counting it lost
   /// (a frozen peer is lost sooner, by its heartbeat).
   std::chrono::milliseconds timeout{60000};
-  /// How long the members of a decided world wait for each other's links.
+  /// How long the members of a decided world wait for each other's links (and the door's
+  /// holder for a joiner's answer).
   std::chrono::milliseconds link_timeout{5000};
+  /// Joins (rank 0 only, which holds the world's door): the door and the requests it holds.
+  /// At most one joiner enters per change, and only while the world has fewer than max_size
+  /// ranks; the other requests stay with the door.
+  JoinDoor* door = nullptr;
+  std::vector<JoinRequest> joining;  ///< the door's requests, oldest first
+  int max_size = 0;                  ///< the most ranks the job may have (0: no joins)
+  /// Every rank's label (the launcher's rank numbers), by rank, for a joiner's admission;
+  /// empty: the ranks themselves.
+  std::vector<int> labels;
 };
 
 /// The agreed change.
@@ -53,11 +70,17 @@ struct MembershipChange {
   int rank = 0;
   /// The least step committed among the members: where they all go back to.
   int64_t step = 0;
+  /// The labels of the ranks that joined (JoinRequest::label): new ranks members.size() on.
+  std::vector<int> joined;
   /// Rounds it took (1 when every survivor saw the same losses at once).
   int rounds = 0;
   /// This rank's endpoint of the new world (members.size() ranks, generation + 1).
   std::shared_ptr<Transport> transport;
 };
+
+/// The tag under which the door's holder tells the other ranks that a replacement asks to join:
+/// each then stops its step and enters the agreement as after a loss.
+inline Tag join_notice_tag() { return membership_tag(0xffffffffu, 0); }
 
 /// The peers of `world` that are gone, lost or closed, ascending: what a survivor counts as
 /// lost.

@@ -76,6 +76,41 @@ class WorldSeed {
                                           std::chrono::milliseconds timeout) = 0;
 };
 
+/// A replacement rank that asks to join a running elastic job (JoinDoor::poll).
+struct JoinRequest {
+  int label = 0;     ///< the rank number the launcher gave it (sfrun's), for the lines
+  uint64_t id = 0;   ///< which of the door's connections asked
+};
+
+/// Where replacement ranks ask to join a running world (Transport::open_door): the world's rank
+/// 0 keeps one open while the job has fewer ranks than it may (docs/elastic.md, "Rejoin").
+/// Threading: one thread at a time (the watcher polls it while a step runs; the agreement admits
+/// after the watcher stopped).
+class JoinDoor {
+ public:
+  virtual ~JoinDoor() = default;
+  /// Where a replacement connects ("tcp://10.0.0.2:41234", "ipc:///tmp/...").
+  virtual const std::string& address() const = 0;
+  /// The requests completed since the last call, without waiting (handshakes advance here).
+  virtual std::vector<JoinRequest> poll() = 0;
+  /// Tells the joiner of `request` its place in the next world — `size` ranks, it is `rank`,
+  /// the world's `generation`, every member's address (addresses[rank] is not read) and every
+  /// rank's label — and returns the address of its endpoint once it answers within `timeout`,
+  /// or "" when it does not (it is then dropped).
+  virtual std::string admit(const JoinRequest& request, int rank, int size, uint32_t generation,
+                            const std::vector<std::string>& addresses, const std::vector<int>& labels,
+                            std::chrono::milliseconds timeout) = 0;
+  /// Tells the joiner of `request` that it will not be admitted into this world.
+  virtual void refuse(const JoinRequest& request) = 0;
+};
+
+/// What a rank that joined a running job learnt when it was admitted.
+struct Admission {
+  uint32_t generation = 0;  ///< the generation of the world it joined
+  std::vector<int> labels;  ///< every rank's label (the launcher's rank numbers), by rank
+  std::chrono::steady_clock::time_point linked_at;  ///< when its links to the members were up
+};
+
 /// One rank's endpoint: send and receive tensors by (peer, tag) within its world.
 class Transport {
  public:
@@ -134,6 +169,10 @@ class Transport {
     (void)rank, (void)size, (void)generation;
     return nullptr;
   }
+  /// Opens the door through which replacement ranks ask to join this world. Null: not supported.
+  virtual std::unique_ptr<JoinDoor> open_door() { return nullptr; }
+  /// How this rank came into its world when it joined a running job; null for the others.
+  virtual const Admission* admission() const { return nullptr; }
   ///@}
 };
 

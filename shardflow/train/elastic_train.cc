@@ -17,6 +17,7 @@
 #include <shardflow/train/loss_watch.h>
 #include <shardflow/train/state_commits.h>
 #include <shardflow/train/state_mapping.h>
+#include <shardflow/train/state_transfer.h>
 #include <shardflow/train/step_timeline.h>
 
 namespace sf {
@@ -77,6 +78,34 @@ void train_once(TrainingSetup& setup, int64_t epochs, const std::vector<Callback
   }
 }
 
+// Keeps rank 0's door open while the run has at least two steps left: a rank that leaves its
+// step for a join may be one step behind its peers, which then still wait for it (a peer one
+// step ahead of a rank 0 that stops in its last step would finish without it).
+class JoinWindow : public Callback {
+ public:
+  JoinWindow(LossWatch& watch, int64_t epochs, int64_t steps_per_epoch)
+      : watch_(watch), epochs_(epochs), steps_per_epoch_(steps_per_epoch) {}
+  void on_step_end(const RunContext& ctx) override {
+    const int64_t left = (epochs_ - ctx.epoch) * steps_per_epoch_ + (steps_per_epoch_ - ctx.step_in_epoch);
+    watch_.set_joins_open(left >= 2);
+  }
+
+ private:
+  LossWatch& watch_;
+  int64_t epochs_, steps_per_epoch_;
+};
+
+// "lost rank 2", "rank 2 joined", "lost rank 2, rank 5 joined": what a change did, with sfrun's
+// rank numbers.
+std::string change_words(const std::vector<int>& lost, const std::vector<int>& joined) {
+  std::string out;
+  if (!lost.empty()) out = fmt::format("lost rank{} {}", lost.size() == 1 ? "" : "s", brief_list(lost));
+  if (!joined.empty())
+    out += fmt::format("{}rank{} {} joined", out.empty() ? "" : ", ", joined.size() == 1 ? "" : "s",
+                       brief_list(joined));
+  return out;
+}
+
 // Writes the rank's timeline however train_elastic ends (a failure to write is reported, not
 // thrown: the run's own outcome matters more).
 struct TimelineOnExit {
@@ -130,13 +159,34 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   for (size_t r = 0; r < launch.size(); ++r) launch[r] = static_cast<int>(r);
   std::string change_line;  // printed once the new world is ready to train
   SteadyClock::time_point detected;
+  uint32_t first_generation = 0;
+  if (const comm::Admission* admitted = comm::current_rank().transport()->admission()) {
+    // A replacement that joined a running job: the members' rank 0 sends the agreed state.
+    ReceivedState got = recv_training_state(*comm::current_rank().transport(), 0, std::chrono::seconds(60));
+    const auto asked = admitted->linked_at;
+    first_generation = admitted->generation;
+    launch = admitted->labels;
+    restore = std::move(got.state);
+    restore_step = got.step;
+    detected = asked;
+    const int me = comm::current_rank().rank();
+    // The members' line, seen from the joiner (one shape for sfrun and for readers).
+    change_line = fmt::format("shardflow elastic: generation {}: rank {} joined; detected at {}; members {} ({} -> {} "
+                              "ranks; this rank joined -> {}); rolled back to step {}; {} bytes of state from rank 0 "
+                              "within {:.3f} s of the link",
+                              first_generation, launch[static_cast<size_t>(me)],
+                              clock_time(std::chrono::system_clock::now()), joined(launch), launch.size() - 1,
+                              launch.size(), me, restore_step, got.bytes,
+                              std::chrono::duration<double>(SteadyClock::now() - asked).count());
+  }
   TimelineOnExit timeline;
   if (!options.timeline_dir.empty()) {
     prepare_timeline_dir(options.timeline_dir);  // now, not found unwritable when the rank stops
     timeline.timeline = std::make_shared<StepTimeline>(SteadyClock::now());
-    timeline.path = fmt::format("{}/rank.{}.timeline.json", options.timeline_dir, comm::current_rank().rank());
+    timeline.path = fmt::format("{}/rank.{}.timeline.json", options.timeline_dir,
+                                launch[static_cast<size_t>(comm::current_rank().rank())]);
   }
-  for (uint32_t generation = 0;; ++generation) {
+  for (uint32_t generation = first_generation;; ++generation) {
     TrainingSetup setup = build(generation);
     ResumePoint from = setup.from;
     if (restore) from = restore_into(setup, *restore, restore_step);
@@ -149,11 +199,17 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     auto commits = restore ? std::make_shared<StateCommits>(restore_step, *restore)
                            : std::make_shared<StateCommits>(setup.model->optimizer().global_step(),
                                                             capture_training_state(*setup.model, setup.train_set, from));
+    const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
+    // A world with room for more ranks takes replacements at rank 0's door (sfrun --max-restarts).
+    const bool may_grow = world->size() < range->max;
+    std::unique_ptr<comm::JoinDoor> door = may_grow && world->rank() == 0 ? world->open_door() : nullptr;
+    if (door) log_line(fmt::format("shardflow elastic: join generation {} at {}", generation, door->address()));
+    auto watch = std::make_unique<LossWatch>(world, door.get(), may_grow);
     std::vector<CallbackPtr> callbacks = setup.callbacks;
     callbacks.push_back(commits);
+    if (may_grow)
+      callbacks.push_back(std::make_shared<JoinWindow>(*watch, epochs, setup.train_set.get_dataset_size()));
     if (timeline.timeline) callbacks.push_back(timeline.timeline);
-    const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
-    auto watch = std::make_unique<LossWatch>(world);
     try {
       train_once(setup, epochs, callbacks, from);
       watch->stop();
@@ -180,25 +236,34 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     in.generation = generation;
     in.committed_step = commits->newest_step();
     in.lost = watch->lost();
+    in.door = door.get();
+    in.joining = watch->requests();
+    in.max_size = range->max;
+    in.labels = launch;
     const comm::MembershipChange change = comm::agree_membership(*world, in);
+    door.reset();  // a request it still holds is refused: the replacement asks at the next door
     std::optional<TrainingState> state = commits->at(change.step);
     SF_ENFORCE(state, Error, "elastic: rank {} holds no state of the agreed step {} (its newest is {})", me,
                change.step, commits->newest_step());
     const int old_ranks = world->size();
     comm::replace_world(change.transport);
+    // A joiner has no state: the new rank 0 sends it the agreed step's, from memory.
+    if (change.rank == 0)
+      for (size_t j = 0; j < change.joined.size(); ++j)
+        send_training_state(*change.transport, static_cast<int>(change.members.size() + j), *state, change.step);
     std::vector<int> lost_launch, members_launch;
     for (int r : change.lost) lost_launch.push_back(launch[r]);
     for (int r : change.members) members_launch.push_back(launch[r]);
+    for (int label : change.joined) members_launch.push_back(label);
     launch = members_launch;
-    const int members = static_cast<int>(change.members.size());
-    const std::string head = fmt::format("shardflow elastic: generation {}: lost rank{} {}; detected at {}",
-                                         generation + 1, lost_launch.size() == 1 ? "" : "s",
-                                         brief_list(lost_launch), clock_time(watch->detected_at()));
+    const int members = static_cast<int>(members_launch.size());
+    const std::string what = change_words(lost_launch, change.joined);
+    const std::string head = fmt::format("shardflow elastic: generation {}: {}; detected at {}", generation + 1, what,
+                                         clock_time(watch->detected_at()));
     if (timeline.timeline)
       timeline.timeline->mark(watch->detected_steady(),
-                              fmt::format("generation {}: lost rank{} {}; {} -> {} ranks; rolled back to step {}",
-                                          generation + 1, lost_launch.size() == 1 ? "" : "s",
-                                          brief_list(lost_launch), old_ranks, members, change.step));
+                              fmt::format("generation {}: {}; {} -> {} ranks; rolled back to step {}", generation + 1,
+                                          what, old_ranks, members, change.step));
     if (members < range->min) {
       log_line(fmt::format("{}; members {} ({} -> {} ranks, below the minimum of {}): saving step {} to {} and "
                            "stopping",

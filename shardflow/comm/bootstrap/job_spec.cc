@@ -187,6 +187,14 @@ JobSpec resolve_job(const std::vector<std::string>& args, const EnvReader& env) 
                  "rank (sfrun sets it)");
       s.secret = *secret;
     }
+    // A replacement rank of an elastic job (sfrun --max-restarts): it joins the running world
+    // at this door instead of the rendezvous.
+    if (auto door = get(env, "SF_ELASTIC_JOIN")) {
+      SF_ENFORCE(s.source == JobSpec::Source::kLauncher && !s.secret.empty(), InvalidArgument,
+                 "SF_ELASTIC_JOIN is set, but only a rank that sfrun starts in an elastic job of several ranks can join "
+                 "one");
+      s.join = *door;
+    }
   }
   return s;
 }

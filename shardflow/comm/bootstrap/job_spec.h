@@ -5,7 +5,8 @@
 ///   --devices N          N virtual ranks in this process, inproc transport (the default job's
 ///                        mode; no launcher, no network);
 ///   SF_RANK/SF_WORLD_SIZE  set by sfrun for each rank it starts (+ SF_LOCAL_RANK,
-///                        SF_LOCAL_WORLD_SIZE, SF_RENDEZVOUS, SF_JOB_SECRET);
+///                        SF_LOCAL_WORLD_SIZE, SF_RENDEZVOUS, SF_JOB_SECRET; a replacement
+///                        rank of an elastic job also gets SF_ELASTIC_JOIN, the door it joins at);
 ///   OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE  under Open MPI's mpirun (+ ..._LOCAL_RANK/_SIZE);
 ///   SLURM_PROCID/SLURM_NTASKS  under srun (+ SLURM_LOCALID, SLURM_NTASKS_PER_NODE); the
 ///                        rendezvous is SF_RENDEZVOUS, or MASTER_ADDR and MASTER_PORT as in
@@ -48,6 +49,7 @@ struct JobSpec {
   int local_rank = 0;              ///< this process's index among the processes of its host
   std::string rendezvous;          ///< zmq: the endpoint rank 0 binds, e.g. tcp://10.0.0.1:29500
   std::string secret;              ///< zmq: the job secret every peer must present
+  std::string join;                ///< zmq: a running elastic job's door to join at (SF_ELASTIC_JOIN)
   std::optional<std::chrono::milliseconds> timeout;  ///< --comm-timeout SECONDS
   bool debug = false;              ///< --comm-debug (comm/debug.h)
 };

@@ -7,6 +7,10 @@
 
 namespace sf::comm {
 
+namespace {
+constexpr std::chrono::milliseconds kAdmissionWait{300000};
+}  // namespace
+
 std::vector<std::shared_ptr<Transport>> open_transports(const JobSpec& spec) {
   if (spec.backend == "inproc") return make_inproc_world(spec.size);
   if (spec.backend == "mpi") {
@@ -18,6 +22,12 @@ std::vector<std::shared_ptr<Transport>> open_transports(const JobSpec& spec) {
   }
   if (spec.backend == "zmq") {
     if (spec.source == JobSpec::Source::kDevices || spec.size == 1) return make_zmq_world(spec.size);
+    if (!spec.join.empty()) {
+      ZmqOptions o;
+      o.secret = spec.secret;
+      // Admission waits for the members' next step boundary; a job that ends first refuses it.
+      return {join_zmq_world(spec.join, spec.rank, o, kAdmissionWait)};
+    }
     ZmqJoin join;
     join.rank = spec.rank;
     join.size = spec.size;

@@ -31,7 +31,7 @@ namespace sf::comm::zmq {
 using Nonce = std::array<uint8_t, kNonceBytes>;
 using Proof = std::array<uint8_t, kProofBytes>;
 
-enum class Purpose : uint8_t { kLink = 0, kRendezvous = 1 };
+enum class Purpose : uint8_t { kLink = 0, kRendezvous = 1, kDoor = 2 };
 
 // The MAC key of a job, derived from its secret.
 class JobKey {

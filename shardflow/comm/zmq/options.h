@@ -29,6 +29,9 @@ struct ZmqOptions {
   // comm/zmq/handshake.h). make_zmq_world(n, ...) draws a random one when empty; a joining
   // rank must be given it (every rank of the job the same).
   std::string secret{};
+  // The secret of the job's first world, which a replacement rank proves at the door of a later
+  // world (comm/zmq/door.h); empty: `secret`. Later worlds' secrets derive from it.
+  std::string job_secret{};
   // Payloads above this are refused on receipt (counted, never allocated).
   uint64_t max_payload_bytes = uint64_t{1} << 32;
   // ZMTP heartbeats on every outgoing link: a peer that does not answer within

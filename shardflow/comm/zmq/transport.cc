@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <shardflow/comm/zmq/door.h>
 #include <shardflow/comm/zmq/fabric.h>
 #include <shardflow/comm/zmq/rendezvous.h>
 #include <shardflow/core/brief.h>
@@ -147,6 +148,7 @@ class ZmqWorldSeed final : public WorldSeed {
 
 std::unique_ptr<WorldSeed> ZmqTransport::seed_next_world(int rank, int size, uint32_t generation) {
   ZmqOptions o = options_;
+  if (o.job_secret.empty()) o.job_secret = o.secret;
   o.secret = fmt::format("{}/generation-{}", options_.secret, generation);
   const std::string& here = fabric_->endpoint();
   std::string bind_to;
@@ -156,6 +158,13 @@ std::unique_ptr<WorldSeed> ZmqTransport::seed_next_world(int rank, int size, uin
     bind_to = here.substr(0, here.rfind(':')) + ":*";  // tcp://<the same address>:<a new port>
   }
   return std::make_unique<ZmqWorldSeed>(std::make_unique<Fabric>(rank, size, bind_to, o), o);
+}
+
+std::unique_ptr<JoinDoor> ZmqTransport::open_door() {
+  const std::string& here = fabric_->endpoint();
+  const std::string bind_to = here.rfind("ipc://", 0) == 0 ? ipc_endpoint(options_.ipc_dir, rank()) + ".door"
+                                                           : here.substr(0, here.rfind(':')) + ":*";
+  return open_zmq_door(bind_to, options_.job_secret.empty() ? options_.secret : options_.job_secret);
 }
 
 }  // namespace sf::comm::zmq
@@ -216,6 +225,38 @@ std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join) {
   const std::vector<int> missing = fabric->wait_linked(deadline);
   if (!missing.empty()) zmq::fail_links(join.rank, missing, o);
   return zmq::wrap(std::move(fabric), o);
+}
+
+std::shared_ptr<Transport> join_zmq_world(const std::string& door, int label, const ZmqOptions& options,
+                                          std::chrono::milliseconds wait) {
+  const bool ipc = door.rfind("ipc://", 0) == 0, tcp = door.rfind("tcp://", 0) == 0;
+  SF_ENFORCE(ipc || tcp, InvalidArgument, "elastic: the door '{}' is neither tcp://host:port nor ipc://path",
+             brief_text(door, 200));
+  ZmqOptions o = zmq::with_env(options);
+  SF_ENFORCE(!o.secret.empty(), InvalidArgument, "elastic: a joining rank needs the job secret (SF_JOB_SECRET)");
+  o.job_secret = o.secret;
+  zmq::DoorClient client(door, o.job_secret, label);
+  const zmq::DoorAdmission a = client.wait_admission(Clock::now() + wait);
+  // The secret of the world it joins: the job's, with each generation's appended as
+  // ZmqTransport::seed_next_world does.
+  for (uint32_t g = 1; g <= a.generation; ++g) o.secret = fmt::format("{}/generation-{}", o.secret, g);
+  std::string bind_to;
+  if (ipc) {
+    bind_to = zmq::ipc_endpoint(o.ipc_dir, a.rank);
+  } else {
+    const std::string host = o.host.empty() ? zmq::local_address_toward(door.substr(6, door.rfind(':') - 6)) : o.host;
+    bind_to = fmt::format("tcp://{}:*", host);
+  }
+  auto fabric = std::make_unique<Fabric>(a.rank, a.size, bind_to, o);
+  client.answer(fabric->endpoint());
+  std::vector<std::string> addresses = a.addresses;
+  addresses[static_cast<size_t>(a.rank)] = fabric->endpoint();
+  fabric->start(addresses);
+  const std::vector<int> missing = fabric->wait_linked(Clock::now() + o.connect_timeout);
+  if (!missing.empty()) zmq::fail_links(a.rank, missing, o);
+  auto t = std::make_shared<zmq::ZmqTransport>(std::move(fabric), o);
+  t->set_admission(Admission{a.generation, a.labels, Clock::now()});
+  return t;
 }
 
 ZmqJoin zmq_join_from_env() {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ class ZmqTransport final : public Transport {
   // Binds on this endpoint's scheme and host (a fresh ipc path, or the same address on a new
   // port); the new world's secret is this one's with the generation appended.
   std::unique_ptr<WorldSeed> seed_next_world(int rank, int size, uint32_t generation) override;
+  // A door on this endpoint's scheme and host (comm/zmq/door.h), proven with the job secret.
+  std::unique_ptr<JoinDoor> open_door() override;
+  const Admission* admission() const override { return admission_ ? &*admission_ : nullptr; }
+  // Records how this rank joined a running job (join_zmq_world).
+  void set_admission(Admission a) { admission_ = std::move(a); }
 
   // The address peers connect to ("tcp://127.0.0.1:41234", "ipc:///tmp/...").
   const std::string& endpoint() const;
@@ -62,6 +68,7 @@ class ZmqTransport final : public Transport {
 
   std::unique_ptr<Fabric> fabric_;
   ZmqOptions options_;
+  std::optional<Admission> admission_;
   uint64_t max_payload_bytes_;
   int64_t segment_bytes_;
 };
@@ -78,6 +85,14 @@ std::vector<std::shared_ptr<Transport>> make_zmq_world(int n, const ZmqOptions& 
 // rendezvous and secret. Throws InvalidArgument for bad arguments, Error naming the missing
 // ranks when the rendezvous or the links do not complete within options.connect_timeout.
 std::shared_ptr<Transport> make_zmq_world(const ZmqJoin& join);
+
+// A replacement rank's endpoint in a running elastic job: asks at `door` (a world's JoinDoor)
+// as `label` (its launcher rank number), proving options.secret (the job secret), waits until
+// the members admit it — at their next agreement (comm/membership.h) — then links with them.
+// Its admission() says which world it joined. Throws Error when the door refuses it (the job
+// ended, or its world changed first) or `wait` passes first.
+std::shared_ptr<Transport> join_zmq_world(const std::string& door, int label, const ZmqOptions& options,
+                                          std::chrono::milliseconds wait);
 
 // A ZmqJoin from the launcher's environment: SF_RANK, SF_WORLD_SIZE, SF_RENDEZVOUS and
 // SF_JOB_SECRET (all required; InvalidArgument naming the one missing or malformed).

@@ -1,0 +1,299 @@
+#include <shardflow/comm/zmq/door.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include <shardflow/comm/zmq/header.h>
+#include <shardflow/core/brief.h>
+#include <shardflow/core/error.h>
+
+namespace sf::comm::zmq {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Labels are the launcher's rank numbers; anything in this range passes the header checks.
+constexpr int kMaxLabel = 1 << 20;
+// An admission: generation, rank, size, then `size` labels, then each address's length and
+// characters; a few KiB at most.
+constexpr uint64_t kMaxAdmissionBytes = 1 << 20;
+constexpr int kDoorRank = 0;
+constexpr Tag kAdmissionTag = 1;
+
+bool door_send(Socket& s, const Header& h, const std::string* rid) {
+  const std::vector<uint8_t> bytes = encode_header(h);
+  if (rid) {
+    Message id(rid->data(), rid->size());
+    if (!send_frame(s, id, true)) return false;
+  }
+  Message m(bytes.data(), bytes.size());
+  return send_frame(s, m, h.nbytes != 0);  // a data header's payload frame follows
+}
+
+bool door_readable(Socket& s, Clock::time_point deadline) {
+  const long left = std::max<long>(0, std::chrono::ceil<milliseconds>(deadline - Clock::now()).count());
+  zmq_pollitem_t item{s.get(), 0, ZMQ_POLLIN, 0};
+  const int rc = zmq_poll(&item, 1, left);
+  if (rc < 0 && zmq_errno() != EINTR) SF_THROW(Error, "zmq door: zmq_poll failed: {}", zmq_strerror(zmq_errno()));
+  return rc > 0;
+}
+
+std::vector<int32_t> encode_admission(uint32_t generation, int rank, int size, const std::vector<int>& labels,
+                                      const std::vector<std::string>& addresses) {
+  std::vector<int32_t> v{static_cast<int32_t>(generation), rank, size};
+  v.insert(v.end(), labels.begin(), labels.end());
+  for (int r = 0; r < size; ++r) {
+    const std::string& a = r == rank ? std::string() : addresses.at(static_cast<size_t>(r));
+    v.push_back(static_cast<int32_t>(a.size()));
+    v.insert(v.end(), a.begin(), a.end());
+  }
+  return v;
+}
+
+DoorAdmission decode_admission(const int32_t* v, size_t n, const std::string& door) {
+  auto bad = [&] { SF_THROW(Error, "zmq: the door at {} sent a malformed admission", door); };
+  if (n < 3) bad();
+  DoorAdmission a;
+  a.generation = static_cast<uint32_t>(v[0]);
+  a.rank = v[1];
+  a.size = v[2];
+  if (a.size < 1 || a.rank < 0 || a.rank >= a.size || n < 3 + static_cast<size_t>(a.size)) bad();
+  size_t i = 3;
+  for (int r = 0; r < a.size; ++r) a.labels.push_back(v[i++]);
+  for (int r = 0; r < a.size; ++r) {
+    if (i >= n || v[i] < 0 || static_cast<size_t>(v[i]) > n - i - 1) bad();
+    const size_t len = static_cast<size_t>(v[i++]);
+    std::string s;
+    for (size_t k = 0; k < len; ++k) s.push_back(static_cast<char>(v[i++]));
+    a.addresses.push_back(std::move(s));
+  }
+  if (i != n) bad();
+  return a;
+}
+
+class ZmqDoor final : public JoinDoor {
+ public:
+  ZmqDoor(const std::string& bind_to, const std::string& job_secret) : key_(job_secret), socket_(ctx_, ZMQ_ROUTER) {
+    socket_.set(ZMQ_LINGER, 200);  // refusals leave at the door's close; nobody waits longer
+    socket_.set(ZMQ_ROUTER_MANDATORY, 1);
+    const int64_t max_frame = 1 << 16;
+    zmq_setsockopt(socket_.get(), ZMQ_MAXMSGSIZE, &max_frame, sizeof max_frame);
+    socket_.bind(bind_to);
+    address_ = socket_.last_endpoint();
+  }
+
+  ~ZmqDoor() override {
+    for (auto& [rid, c] : conns_)
+      if (c.asked) send_close(rid);
+    socket_.close();
+    if (address_.rfind("ipc://", 0) == 0) ::unlink(address_.c_str() + 6);  // libzmq 4.3 leaves the file behind
+  }
+
+  const std::string& address() const override { return address_; }
+
+  std::vector<JoinRequest> poll() override {
+    std::vector<JoinRequest> out;
+    read_pending(&out, nullptr);
+    return out;
+  }
+
+  std::string admit(const JoinRequest& request, int rank, int size, uint32_t generation,
+                    const std::vector<std::string>& addresses, const std::vector<int>& labels,
+                    milliseconds timeout) override {
+    const std::string* rid = rid_of(request);
+    if (!rid) return "";
+    const std::vector<int32_t> payload = encode_admission(generation, rank, size, labels, addresses);
+    Header h;
+    h.kind = Kind::kData;
+    h.from = kDoorRank;
+    h.tag = kAdmissionTag;
+    h.dtype = DType::kI32;
+    h.shape = {static_cast<int64_t>(payload.size())};
+    h.nbytes = payload.size() * sizeof(int32_t);
+    const std::string id = *rid;
+    if (!door_send(socket_, h, &id)) return forget(id);
+    Message body(payload.data(), h.nbytes);
+    if (!send_frame(socket_, body, false)) return forget(id);
+    conns_[id].admitted = true;
+    std::string answer;
+    const auto deadline = Clock::now() + timeout;
+    while (answer.empty() && Clock::now() < deadline) {
+      if (!door_readable(socket_, deadline)) break;
+      read_pending(nullptr, [&](const std::string& from, const Header& reply) {
+        if (from == id) answer = reply.endpoints[0];
+      });
+    }
+    forget(id);
+    return answer;
+  }
+
+  void refuse(const JoinRequest& request) override {
+    if (const std::string* rid = rid_of(request)) {
+      send_close(*rid);
+      forget(*rid);
+    }
+  }
+
+ private:
+  struct Conn {
+    std::unique_ptr<ServerHandshake> hs;
+    uint64_t id = 0;
+    int label = -1;
+    bool proven = false, asked = false, admitted = false, refused = false;
+  };
+
+  // Reads what is pending (without waiting): advances handshakes, collects requests into
+  // `requests`, and passes an admitted joiner's kJoin answer to `on_answer`.
+  template <class OnAnswer>
+  void read_pending(std::vector<JoinRequest>* requests, OnAnswer on_answer) {
+    std::vector<Message> parts;
+    const HeaderLimits limits{kMaxLabel, 0};
+    while (size_t count = recv_parts(socket_, parts, 2)) {
+      const std::string rid(reinterpret_cast<const char*>(parts[0].data()), parts[0].size());
+      Conn& c = conns_[rid];
+      if (!c.id) c.id = ++next_id_;
+      if (c.refused) continue;
+      auto refuse_conn = [&](const std::string& why) {
+        c.refused = true;
+        std::fprintf(stderr, "shardflow zmq: the door at %s refused a connection from %s: %s\n", address_.c_str(),
+                     count >= 2 ? parts[1].peer_description().c_str() : "an unknown address", why.c_str());
+      };
+      if (count != 2) {
+        refuse_conn("wrong number of frames");
+        continue;
+      }
+      Header h;
+      try {
+        h = decode_header(parts[1].data(), parts[1].size(), limits);
+      } catch (const MalformedFrame& e) {
+        refuse_conn(e.what());
+        continue;
+      }
+      if (!c.proven) {
+        if (h.kind == Kind::kHello && !c.hs) {
+          c.hs = std::make_unique<ServerHandshake>(key_, Purpose::kDoor, kDoorRank);
+          door_send(socket_, c.hs->challenge(h), &rid);
+        } else if (h.kind == Kind::kProof && c.hs && c.hs->accept(h)) {
+          c.proven = true;
+          c.label = c.hs->client_rank();
+        } else {
+          refuse_conn("a message that does not prove the job secret");
+        }
+        continue;
+      }
+      if (h.kind != Kind::kJoin || h.from != c.label) {
+        refuse_conn("expected a request to join");
+        continue;
+      }
+      if (c.admitted) {
+        if constexpr (!std::is_same_v<OnAnswer, std::nullptr_t>) on_answer(rid, h);
+        continue;
+      }
+      if (c.asked) continue;  // asked twice: one request
+      c.asked = true;
+      if (requests) requests->push_back(JoinRequest{c.label, c.id});
+    }
+  }
+
+  const std::string* rid_of(const JoinRequest& request) const {
+    for (const auto& [rid, c] : conns_)
+      if (c.id == request.id && c.asked && !c.refused) return &rid;
+    return nullptr;
+  }
+
+  std::string forget(const std::string& rid) {
+    conns_[rid].refused = true;  // later messages of this connection are ignored
+    conns_[rid].asked = false;
+    return "";
+  }
+
+  void send_close(const std::string& rid) {
+    Header h;
+    h.kind = Kind::kClose;
+    h.from = kDoorRank;
+    door_send(socket_, h, &rid);
+  }
+
+  Context ctx_;
+  JobKey key_;
+  Socket socket_;
+  std::string address_;
+  std::unordered_map<std::string, Conn> conns_;
+  uint64_t next_id_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<JoinDoor> open_zmq_door(const std::string& bind_to, const std::string& job_secret) {
+  return std::make_unique<ZmqDoor>(bind_to, job_secret);
+}
+
+DoorClient::DoorClient(const std::string& door, const std::string& job_secret, int label)
+    : socket_(ctx_, ZMQ_DEALER), door_(door), key_(job_secret), label_(label) {
+  SF_ENFORCE(label >= 0 && label < kMaxLabel, InvalidArgument, "zmq: a joining rank's label {} is outside 0 .. {}",
+             label, kMaxLabel - 1);
+  socket_.set(ZMQ_LINGER, 2000);  // the answer must leave before the client goes
+  const int64_t max_frame = static_cast<int64_t>(kMaxAdmissionBytes);
+  zmq_setsockopt(socket_.get(), ZMQ_MAXMSGSIZE, &max_frame, sizeof max_frame);
+  socket_.connect(door);
+}
+
+DoorAdmission DoorClient::wait_admission(Clock::time_point deadline) {
+  ClientHandshake hs(key_, Purpose::kDoor, label_, kDoorRank);
+  door_send(socket_, hs.hello(), nullptr);
+  const HeaderLimits limits{1, kMaxAdmissionBytes};
+  std::vector<Message> parts;
+  bool proven = false;
+  for (;;) {
+    if (!door_readable(socket_, deadline)) {
+      socket_.set(ZMQ_LINGER, 0);
+      SF_THROW(Error, "elastic: the door at {} did not {} in time (the job may have ended, or its world changed)",
+               door_, proven ? "admit this rank" : "answer");
+    }
+    while (size_t count = recv_parts(socket_, parts, 2)) {
+      Header h;
+      try {
+        h = decode_header(parts[0].data(), parts[0].size(), limits);
+      } catch (const MalformedFrame& e) {
+        std::fprintf(stderr, "shardflow zmq: ignored a message from the door at %s: %s\n", door_.c_str(), e.what());
+        continue;
+      }
+      if (h.kind == Kind::kClose)
+        SF_THROW(Error, "elastic: the door at {} refused this rank (the job ended, or its world changed first)", door_);
+      if (!proven && h.kind == Kind::kChallenge && count == 1) {
+        door_send(socket_, hs.answer(h), nullptr);  // throws if the door does not hold the secret
+        Header ask;
+        ask.kind = Kind::kJoin;
+        ask.from = label_;
+        ask.size = 1;
+        ask.endpoints = {""};
+        door_send(socket_, ask, nullptr);
+        proven = true;
+      } else if (proven && h.kind == Kind::kData && h.tag == kAdmissionTag && h.dtype == DType::kI32 && count == 2 &&
+                 parts[1].size() == h.nbytes) {
+        std::vector<int32_t> v(h.nbytes / sizeof(int32_t));  // copied: a short frame's bytes may be unaligned
+        std::memcpy(v.data(), parts[1].data(), v.size() * sizeof(int32_t));
+        return decode_admission(v.data(), v.size(), door_);
+      }
+    }
+  }
+}
+
+void DoorClient::answer(const std::string& address) {
+  Header h;
+  h.kind = Kind::kJoin;
+  h.from = label_;
+  h.size = 1;
+  h.endpoints = {address};
+  SF_ENFORCE(door_send(socket_, h, nullptr), Error, "elastic: the door at {} is gone", door_);
+}
+
+}  // namespace sf::comm::zmq

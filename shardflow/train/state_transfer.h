@@ -1,0 +1,33 @@
+/// @file
+/// Sending a TrainingState from one rank to another over the world's transport: how a rank that
+/// joins a running elastic job gets the agreed step's state from a member, from memory, not from
+/// disk (train/elastic_train.h). The scalars and the tensors' names travel first, then each
+/// tensor as it is, in order, under one membership tag (FIFO per peer and tag, and unaffected by
+/// a Transport::interrupt).
+///
+/// Threading: the rank's thread, while nothing else of the rank uses the tag.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include <shardflow/comm/transport.h>
+#include <shardflow/train/training_state.h>
+
+namespace sf {
+
+/// Sends `state`, the state of step `step`, to `peer`.
+void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step);
+
+/// What recv_training_state received.
+struct ReceivedState {
+  TrainingState state;  ///< as the sender captured it
+  int64_t step = 0;     ///< the step it is the state of
+  uint64_t bytes = 0;   ///< the tensors' bytes
+};
+
+/// Receives what send_training_state sent from `peer`; throws PeerLost when a message does not
+/// come within `timeout`, Error for a malformed header.
+ReceivedState recv_training_state(comm::Transport& world, int peer, std::chrono::milliseconds timeout);
+
+}  // namespace sf
