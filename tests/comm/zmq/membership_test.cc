@@ -3,7 +3,8 @@
 // sockets with one thread per rank. A closed endpoint stands in for a lost rank (the killed and
 // frozen processes are tests/elastic's, through sfrun): the survivors agree on the same members
 // and step, link a new world that carries messages, go on past a rank lost during the agreement,
-// and a rank left alone among closed peers learns that it was removed.
+// and a rank left alone among closed peers learns that it was removed. A replacement asking at
+// rank 0's door joins the next world; another secret and a door that closes refuse it.
 #include <shardflow/comm/membership.h>
 
 #include <gtest/gtest.h>
@@ -138,6 +139,109 @@ TEST(ZmqMembership, ATransportThatCannotChangeIsRefused) {
     EXPECT_NE(std::string(e.what()).find("the fixed transport cannot change its members"), std::string::npos)
         << e.what();
   }
+}
+
+
+// Rejoin (docs/elastic.md): a replacement asks at rank 0's door; the members admit it at their
+// agreement, and the new world of three carries messages between all of them.
+TEST(ZmqMembershipJoin, AReplacementAskingAtTheDoorJoinsTheNextWorld) {
+  ZmqOptions o;
+  o.secret = "join-test-secret";
+  auto world = make_zmq_world(2, o);
+  std::unique_ptr<JoinDoor> door = world[0]->open_door();
+  ASSERT_TRUE(door);
+  std::shared_ptr<Transport> joiner;
+  std::string joiner_error;
+  std::thread replacement([&] {
+    try {
+      joiner = join_zmq_world(door->address(), 7, o, 20s);
+    } catch (const std::exception& e) {
+      joiner_error = e.what();
+    }
+  });
+  std::vector<JoinRequest> asked;
+  const auto deadline = Clock::now() + 10s;
+  while (asked.empty() && Clock::now() < deadline) {
+    asked = door->poll();
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].label, 7);
+  std::vector<MembershipChange> got(2);
+  commtest::run_ranks(2, [&](int r) {
+    MembershipInput in;
+    in.committed_step = 5;
+    in.timeout = 10s;
+    in.labels = {3, 4};
+    in.max_size = 3;
+    if (r == 0) {
+      in.door = door.get();
+      in.joining = asked;
+    }
+    got[static_cast<size_t>(r)] = agree_membership(*world[static_cast<size_t>(r)], in);
+  });
+  replacement.join();
+  ASSERT_TRUE(joiner) << joiner_error;
+  for (const MembershipChange& c : got) {
+    EXPECT_EQ(c.members, (std::vector<int>{0, 1}));
+    EXPECT_EQ(c.joined, std::vector<int>{7});
+    EXPECT_TRUE(c.lost.empty());
+    ASSERT_TRUE(c.transport);
+    EXPECT_EQ(c.transport->size(), 3);
+  }
+  EXPECT_EQ(joiner->rank(), 2);
+  EXPECT_EQ(joiner->size(), 3);
+  ASSERT_TRUE(joiner->admission());
+  EXPECT_EQ(joiner->admission()->generation, 1u);
+  EXPECT_EQ(joiner->admission()->labels, (std::vector<int>{3, 4, 7}));
+  std::vector<std::shared_ptr<Transport>> next{got[0].transport, got[1].transport, joiner};
+  commtest::run_ranks(3, [&](int r) {
+    const auto& t = next[static_cast<size_t>(r)];
+    t->send((r + 1) % 3, 11, Tensor::from_vector({1}, std::vector<int32_t>{r}));
+    EXPECT_EQ(t->recv((r + 2) % 3, 11, 5s).i32()[0], (r + 2) % 3);
+  });
+  for (auto& t : next) t->close();
+}
+
+TEST(ZmqMembershipJoin, TheDoorRefusesAnotherSecretAndAClosedDoorRefusesAtOnce) {
+  ZmqOptions o;
+  o.secret = "join-test-secret";
+  auto world = make_zmq_world(2, o);
+  std::unique_ptr<JoinDoor> door = world[0]->open_door();
+  ZmqOptions wrong = o;
+  wrong.secret = "another-secret";
+  const std::string address = door->address();
+  std::thread poller([&] {  // the door's side of the handshake happens in its polls
+    const auto end = Clock::now() + 3s;
+    while (Clock::now() < end) {
+      EXPECT_TRUE(door->poll().empty());
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  EXPECT_THROW(join_zmq_world(address, 1, wrong, 2s), Error);
+  poller.join();
+  // A joiner that asked, then the door went (the job ended): refused well before its wait.
+  std::string error;
+  std::thread late([&] {
+    try {
+      join_zmq_world(address, 1, o, 30s);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  const auto deadline = Clock::now() + 10s;
+  std::vector<JoinRequest> asked;
+  while (asked.empty() && Clock::now() < deadline) {
+    asked = door->poll();
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(asked.size(), 1u);
+  const auto start = Clock::now();
+  door.reset();
+  late.join();
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_NE(error.find("refused"), std::string::npos) << error;
+  for (auto& t : world) t->close();
 }
 
 }  // namespace
