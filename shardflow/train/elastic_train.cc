@@ -247,10 +247,14 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
                change.step, commits->newest_step());
     const int old_ranks = world->size();
     comm::replace_world(change.transport);
-    // A joiner has no state: the new rank 0 sends it the agreed step's, from memory.
-    if (change.rank == 0)
-      for (size_t j = 0; j < change.joined.size(); ++j)
-        send_training_state(*change.transport, static_cast<int>(change.members.size() + j), *state, change.step);
+    // Every rank goes on from the new rank 0's state of the agreed step, as a restart from its
+    // checkpoint would: a joiner has none, and rank-local state (BatchNorm's moving statistics)
+    // differs between data-parallel ranks.
+    if (change.rank == 0) {
+      for (int r = 1; r < change.transport->size(); ++r) send_training_state(*change.transport, r, *state, change.step);
+    } else {
+      state = recv_training_state(*change.transport, 0, in.timeout).state;
+    }
     std::vector<int> lost_launch, members_launch;
     for (int r : change.lost) lost_launch.push_back(launch[r]);
     for (int r : change.members) members_launch.push_back(launch[r]);
