@@ -30,6 +30,20 @@ std::vector<int> take_rank_list(std::string_view s) {
   }
 }
 
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// `SCHEME://REST`, as a zmq endpoint is written.
+bool looks_like_endpoint(std::string_view a) {
+  const auto sep = a.find("://");
+  if (sep == 0 || sep == std::string_view::npos || sep + 3 == a.size()) return false;
+  for (char c : a.substr(0, sep)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+                    c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<ElasticLine> parse_elastic_line(std::string_view line) {
@@ -46,6 +60,23 @@ std::optional<ElasticLine> parse_elastic_line(std::string_view line) {
   const auto m = rest.rfind(kMembers);
   if (m != std::string_view::npos) out.members = take_rank_list(rest.substr(m + kMembers.size()));
   return out;
+}
+
+std::optional<JoinLine> parse_join_line(std::string_view line) {
+  const auto at = line.find(kJoinPrefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + kJoinPrefix.size());
+  const auto generation = take_number(rest);
+  static constexpr std::string_view kAt = " at ";
+  if (!generation || rest.substr(0, kAt.size()) != kAt) return std::nullopt;
+  rest.remove_prefix(kAt.size());
+  size_t end = 0;
+  while (end < rest.size() && !is_blank(rest[end])) ++end;
+  const std::string_view address = rest.substr(0, end);
+  for (char c : rest.substr(end))
+    if (!is_blank(c)) return std::nullopt;
+  if (!looks_like_endpoint(address)) return std::nullopt;
+  return JoinLine{*generation, std::string(address)};
 }
 
 }  // namespace sf::sfrun

@@ -7,7 +7,14 @@
 /// @endverbatim
 /// (one line), or `shardflow elastic: generation G: ... below the minimum ...` when too few are left to go on.
 /// sfrun reads them to know which ranks are still in the job and to show each change once (elastic_membership.h).
-/// The members are sfrun's rank numbers, the ranks as the job started.
+/// The members are sfrun's rank numbers, the ranks as the job started; a rank that left may be listed again once a
+/// replacement took its place (`members 0,1,3,2`: the list need not be ascending).
+///
+/// A world that can take a rank says so with a *join line*, printed by its rank 0 once it is open for joins:
+/// @verbatim
+///   shardflow elastic: join generation 1 at tcp://10.1.2.3:41234
+/// @endverbatim
+/// sfrun gives a replacement rank that address (`sfrun --max-restarts`, SF_ELASTIC_JOIN); it does not show the line.
 ///
 /// Threading: pure functions.
 #pragma once
@@ -31,5 +38,20 @@ struct ElasticLine {
 /// The membership line in `line`, or nullopt when `line` has no kElasticPrefix followed by `G:`. A `members` list that
 /// is not a comma-separated list of whole numbers is left out (members empty): such a line changes no membership.
 std::optional<ElasticLine> parse_elastic_line(std::string_view line);
+
+/// What starts a join line; a rank's logger may put something before it. It is no membership line: the text differs
+/// from kElasticPrefix after `shardflow elastic: `.
+inline constexpr std::string_view kJoinPrefix = "shardflow elastic: join generation ";
+
+struct JoinLine {
+  int generation = 0;   ///< of the world that takes the rank
+  std::string address;  ///< the zmq endpoint a joining rank connects to: `tcp://10.1.2.3:41234`, `ipc:///tmp/x/y`
+};
+
+/// The join line in `line`: kJoinPrefix, a whole number G, ` at `, then an address of the form `SCHEME://REST` with
+/// no blank in it (SCHEME letters, digits, `+`, `-`, `.`; REST not empty). Blanks (spaces, tabs, a carriage return)
+/// after the address are dropped; anything else after it makes the line no join line (nullopt), as does a missing or
+/// malformed generation or address: sfrun starts a rank towards an address only when the line is exactly the form.
+std::optional<JoinLine> parse_join_line(std::string_view line);
 
 }  // namespace sf::sfrun

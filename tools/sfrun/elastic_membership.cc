@@ -9,11 +9,16 @@ namespace sf::sfrun {
 ElasticMembership::ElasticMembership(int size) : size_(size), member_(static_cast<size_t>(size), true) {}
 
 std::string ElasticMembership::on_line(std::string_view line) {
+  if (auto join = parse_join_line(line)) {
+    if (!join_ || join->generation >= join_->generation) join_ = std::move(*join);
+    return {};
+  }
   const auto parsed = parse_elastic_line(line);
   if (!parsed) return {};
   const auto& m = parsed->members;
   const bool valid = !m.empty() && std::all_of(m.begin(), m.end(), [&](int r) { return r >= 0 && r < size_; });
   // Ranks print a change as they reach it, so a slow rank's line of an older generation may come after a newer one.
+  // The list replaces the membership whole: a rank it names again (a replacement that joined) is a member again.
   if (valid && parsed->generation > generation_) {
     generation_ = parsed->generation;
     std::fill(member_.begin(), member_.end(), false);
@@ -25,6 +30,11 @@ std::string ElasticMembership::on_line(std::string_view line) {
 
 bool ElasticMembership::is_member(int rank) const {
   return rank >= 0 && rank < size_ && member_[static_cast<size_t>(rank)];
+}
+
+std::optional<JoinLine> ElasticMembership::join_from(int min_generation) const {
+  if (!join_ || join_->generation < min_generation || join_->generation < generation_) return std::nullopt;
+  return join_;
 }
 
 std::vector<int> ElasticMembership::members() const {

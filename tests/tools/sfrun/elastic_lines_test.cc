@@ -1,5 +1,6 @@
 // The membership lines of an elastic job as sfrun reads them: the generation and the members of a line (the
-// reason of a loss is free text), and the membership sfrun follows from them, each generation shown once.
+// reason of a loss is free text), and the membership sfrun follows from them, each generation shown once; the join
+// lines (where a replacement rank joins) and the newest of them, which sfrun keeps.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -67,6 +68,65 @@ TEST(SfrunElasticLines, OtherLinesAreNot) {
     EXPECT_FALSE(parse_elastic_line(s)) << s;
 }
 
+TEST(SfrunElasticLines, AJoinedRanksLineListsItAgain) {
+  // train_elastic's line when a replacement joined: the members in the new world's order.
+  const auto l = parse_elastic_line(
+      "shardflow elastic: generation 2: rank 2 joined; detected at 17:20:05.000; members 0,1,3,2 (3 -> 4 ranks; this "
+      "rank joined -> 3); rolled back to step 20; 1234 bytes of state from rank 0 within 0.010 s of the link; "
+      "recovered in 0.100 s");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->generation, 2);
+  EXPECT_THAT(l->members, ElementsAre(0, 1, 3, 2));
+}
+
+TEST(SfrunElasticLines, AJoinLineIsNoMembershipLine) {
+  EXPECT_FALSE(parse_elastic_line("shardflow elastic: join generation 1 at ipc:///tmp/x/y"));
+  EXPECT_FALSE(parse_elastic_line("[rank 0] shardflow elastic: join generation 2 at tcp://10.1.2.3:41234"));
+  EXPECT_FALSE(parse_join_line(kLine));
+}
+
+TEST(SfrunElasticJoinLines, ReadsGenerationAndAddress) {
+  const auto l = parse_join_line("shardflow elastic: join generation 1 at tcp://10.1.2.3:41234");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->generation, 1);
+  EXPECT_EQ(l->address, "tcp://10.1.2.3:41234");
+  const auto ipc = parse_join_line("shardflow elastic: join generation 12 at ipc:///tmp/x/y");
+  ASSERT_TRUE(ipc);
+  EXPECT_EQ(ipc->generation, 12);
+  EXPECT_EQ(ipc->address, "ipc:///tmp/x/y");
+}
+
+TEST(SfrunElasticJoinLines, APrefixBeforeTheLineAndBlanksAfterIt) {
+  const auto l = parse_join_line("[12:00:00] I rank 0: shardflow elastic: join generation 3 at tcp://h:5 \t\r");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->generation, 3);
+  EXPECT_EQ(l->address, "tcp://h:5");
+}
+
+TEST(SfrunElasticJoinLines, MalformedLinesAreNot) {
+  for (const char* s : {"", "rank 0 step 3", "shardflow elastic: join generation",
+                        "shardflow elastic: join generation 1",
+                        "shardflow elastic: join generation 1 at", "shardflow elastic: join generation 1 at ",
+                        "shardflow elastic: join generation x at tcp://h:5",
+                        "shardflow elastic: join generation -1 at tcp://h:5",
+                        "shardflow elastic: join generation +1 at tcp://h:5",
+                        "shardflow elastic: join generation 99999999999 at tcp://h:5",
+                        "shardflow elastic: join generation 1: at tcp://h:5",
+                        "shardflow elastic: join generation 1 at  tcp://h:5",
+                        "shardflow elastic: join generation 1 on tcp://h:5",
+                        "shardflow elastic: join generation 1at tcp://h:5",
+                        // not an endpoint
+                        "shardflow elastic: join generation 1 at 10.1.2.3:41234",
+                        "shardflow elastic: join generation 1 at tcp://",
+                        "shardflow elastic: join generation 1 at ://h",
+                        "shardflow elastic: join generation 1 at t/p://h:5",
+                        // something after the address: not the library's line, so no address is trusted from it
+                        "shardflow elastic: join generation 1 at tcp://h:5 (open)",
+                        "shardflow elastic: join generation 1 at tcp://h:5; members 0,1",
+                        "shardflow elastic: generation 1 at tcp://h:5"})
+    EXPECT_FALSE(parse_join_line(s)) << s;
+}
+
 TEST(SfrunElasticMembership, FollowsTheNewestGenerationAndShowsEachOnce) {
   ElasticMembership m(4);
   EXPECT_EQ(m.generation(), 0);
@@ -95,6 +155,48 @@ TEST(SfrunElasticMembership, AListNamingUnknownRanksChangesNothing) {
   EXPECT_THAT(m.members(), ElementsAre(0, 1, 2));
   EXPECT_FALSE(m.is_member(7));
   EXPECT_FALSE(m.is_member(-1));
+}
+
+TEST(SfrunElasticMembership, ARankThatLeftIsAMemberAgainWhenAListNamesIt) {
+  ElasticMembership m(4);
+  EXPECT_NE(m.on_line(kLine), "");  // generation 1: members 0,1,3
+  EXPECT_FALSE(m.is_member(2));
+  // A replacement for rank 2 joined; the list is in the order the world has its ranks, not ascending.
+  EXPECT_NE(m.on_line("shardflow elastic: generation 2: joined rank 2; members 0,1,3,2 (3 -> 4 ranks; this rank 3 -> "
+                      "3)"),
+            "");
+  EXPECT_EQ(m.generation(), 2);
+  EXPECT_TRUE(m.is_member(2));
+  EXPECT_THAT(m.members(), ElementsAre(0, 1, 2, 3));
+  EXPECT_NE(m.on_line("shardflow elastic: generation 3: lost rank 0 (x); members 3, 2, 1 (4 -> 3 ranks)"), "");
+  EXPECT_THAT(m.members(), ElementsAre(1, 2, 3));
+  EXPECT_FALSE(m.is_member(0));
+}
+
+TEST(SfrunElasticMembership, KeepsTheNewestJoinLineAndShowsNone) {
+  ElasticMembership m(4);
+  EXPECT_FALSE(m.join_from(0));
+  EXPECT_EQ(m.on_line("I shardflow elastic: join generation 1 at ipc:///tmp/a"), "");
+  ASSERT_TRUE(m.join_from(1));
+  EXPECT_EQ(m.join_from(1)->address, "ipc:///tmp/a");
+  EXPECT_EQ(m.join_from(0)->generation, 1);
+  EXPECT_FALSE(m.join_from(2));  // a door of generation 2 or later was asked for
+  // An older door does not replace a newer one; one of the same generation seen later does.
+  EXPECT_EQ(m.on_line("shardflow elastic: join generation 0 at ipc:///tmp/old"), "");
+  EXPECT_EQ(m.join_from(0)->address, "ipc:///tmp/a");
+  EXPECT_EQ(m.on_line("shardflow elastic: join generation 1 at ipc:///tmp/b"), "");
+  EXPECT_EQ(m.join_from(0)->address, "ipc:///tmp/b");
+  EXPECT_EQ(m.generation(), 0);  // a join line changes no membership
+  EXPECT_THAT(m.members(), ElementsAre(0, 1, 2, 3));
+  // A door older than the current membership is stale.
+  EXPECT_NE(m.on_line("shardflow elastic: generation 2: lost rank 1 (x); members 0,2,3 (4 -> 3 ranks)"), "");
+  EXPECT_FALSE(m.join_from(0));
+  EXPECT_EQ(m.on_line("shardflow elastic: join generation 2 at tcp://10.0.0.1:4000"), "");
+  ASSERT_TRUE(m.join_from(0));
+  EXPECT_EQ(m.join_from(0)->address, "tcp://10.0.0.1:4000");
+  // A garbled join line is not kept.
+  EXPECT_EQ(m.on_line("shardflow elastic: join generation 5 at nowhere"), "");
+  EXPECT_EQ(m.join_from(0)->generation, 2);
 }
 
 }  // namespace sfrun_elastic_lines_test
