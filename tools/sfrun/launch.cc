@@ -36,15 +36,28 @@ RankLaunch make_rank_launch(const Plan& plan, int rank, const Options& o, const 
   RankLaunch l;
   l.rank = rank;
   l.remote = !host.local;
+  l.env = env;
+  l.command = command;
   if (host.local) {
     l.spawn.argv = command;
     l.spawn.env_set = env;
     l.spawn.env_set.push_back("SF_JOB_SECRET=" + secret);
   } else {
+    l.agent = o.agent;
+    l.host = host.host;
+    l.cwd = cwd;
     l.spawn.argv = agent_argv(o.agent, host.host, remote_rank_line(env, command, cwd));
     l.spawn.stdin_pipe = true;
     l.stdin_first_line = secret + "\n";
   }
+  return l;
+}
+
+RankLaunch with_extra_env(const RankLaunch& launch, const std::vector<std::string>& extra) {
+  RankLaunch l = launch;
+  l.env.insert(l.env.end(), extra.begin(), extra.end());
+  if (l.remote) l.spawn.argv = agent_argv(l.agent, l.host, remote_rank_line(l.env, l.command, l.cwd));
+  else l.spawn.env_set.insert(l.spawn.env_set.end(), extra.begin(), extra.end());
   return l;
 }
 

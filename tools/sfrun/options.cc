@@ -42,6 +42,10 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
                   "a rank that fails does not stop the job: the ranks left agree on the new membership and go on "
                   "while at least MIN of them remain (zmq only; docs/elastic.md)")
       ->type_name("MIN:MAX");
+  app->add_option("--max-restarts", o.max_restarts_text,
+                  "with --elastic: start a replacement for a member that fails, at most K in all, which joins the "
+                  "running job with the same rank number and logs (default 0: none)")
+      ->type_name("K");
   app->add_flag("--mpi-rank", o.mpi_rank, "internal: keep one rank's logs under mpirun")->group("");
   // Everything from PROGRAM on belongs to the program, with or without `--` before it: it is
   // what CLI11 leaves over.
@@ -86,6 +90,19 @@ void check_elastic(Options& o) {
   o.elastic_max = *max;
 }
 
+// --max-restarts K: a whole number, 0 or more, and only with --elastic.
+void check_max_restarts(Options& o) {
+  if (!o.max_restarts_text) return;
+  const std::string& text = *o.max_restarts_text;
+  SF_ENFORCE(!o.elastic.empty(), InvalidArgument,
+             "--max-restarts {}: only an elastic job starts replacement ranks; add --elastic MIN:MAX",
+             brief_text(text, 40));
+  const auto k = whole_number(text);
+  SF_ENFORCE(k.has_value(), InvalidArgument, "--max-restarts {}: must be a whole number, 0 or more",
+             brief_text(text, 40));
+  o.max_restarts = *k;
+}
+
 void check_values(Options& o) {
   SF_ENFORCE(o.n >= 1, InvalidArgument, "-n {}: a job needs at least one rank", o.n);
   SF_ENFORCE(!o.nproc_per_node || *o.nproc_per_node >= 1, InvalidArgument,
@@ -101,6 +118,7 @@ void check_values(Options& o) {
   SF_ENFORCE(o.probe_timeout > 0 && o.probe_timeout <= kMaxSeconds, InvalidArgument,
              "--probe-timeout {}: must be positive, at most {} seconds", o.probe_timeout, kMaxSeconds);
   check_elastic(o);
+  check_max_restarts(o);
   SF_ENFORCE(!o.log_dir.empty(), InvalidArgument, "--log-dir: must not be empty");
   SF_ENFORCE(o.job_id.find('/') == std::string::npos && o.job_id != "." && o.job_id != "..", InvalidArgument,
              "--job-id '{}': must be a plain name (no '/')", brief_text(o.job_id, 80));

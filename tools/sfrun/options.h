@@ -33,6 +33,8 @@ struct Options {
   std::string elastic;                  // --elastic MIN:MAX as given; empty: one failed rank stops the job
   int elastic_min = 0;                  // parsed from `elastic`: the fewest ranks the job may go on with,
   int elastic_max = 0;                  // and the most it may have (1 <= MIN <= n <= MAX)
+  std::optional<std::string> max_restarts_text;  // --max-restarts K as given (only with --elastic)
+  int max_restarts = 0;                 // parsed from it: how many replacement ranks the job may start in all
   std::vector<std::string> command;     // PROGRAM ARGS...
   bool mpi_rank = false;                // internal: this process is one rank's log keeper under mpirun
 };
@@ -43,7 +45,8 @@ struct HelpRequested : std::exception {
 };
 
 // Parses sfrun's arguments (without argv[0]). Throws HelpRequested for -h/--help, sf::InvalidArgument with CLI11's message
-// for a malformed line, or with the rule broken for a bad value (`-n 0`, `--transport tcp`, `--elastic 3:2`).
+// for a malformed line, or with the rule broken for a bad value (`-n 0`, `--transport tcp`, `--elastic 3:2`,
+// `--max-restarts` without `--elastic`).
 Options parse_options(const std::vector<std::string>& args);
 
 // sfrun's usage text (--help).

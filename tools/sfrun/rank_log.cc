@@ -120,4 +120,12 @@ void RankLog::finish() {
   }
 }
 
+void RankLog::start_again(bool expect_pid_marker) {
+  finish();
+  await_marker_ = expect_pid_marker;
+  pid_ = 0;
+  std::error_code ec;
+  std::filesystem::remove(dir_ + "/pid", ec);  // the last process's; the new one's comes at its start
+}
+
 }  // namespace sf::sfrun

@@ -31,6 +31,10 @@ class RankLog {
   void on_stderr(std::string_view bytes);
   // Ends both streams: a last line without a newline still counts.
   void finish();
+  // A new process takes the rank's place (an elastic job's replacement): what the last one left
+  // unfinished ends as by finish(), and its output goes on into the same files, appended; a remote
+  // one's first stdout line is again its wrapper's pid line.
+  void start_again(bool expect_pid_marker);
   void write_pid(pid_t pid);
   // Called with each whole line of stdout and stderr, without its newline (an empty function: none).
   void set_line_listener(std::function<void(std::string_view)> listener) { listener_ = std::move(listener); }

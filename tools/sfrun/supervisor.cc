@@ -28,7 +28,19 @@ struct Supervisor::Rank {
   int out = -1, err = -1, ctl = -1;
   bool running = false;
   int status = 0;
+  Clock::time_point ended_at{};
   bool removed = false;  // elastic: sfrun killed it, outside the membership, once every member had ended
+  // Elastic restarts (--max-restarts). The process in the slot is the first one, or a replacement given the door of
+  // `join_generation`; it has `joined` once a membership line of a later generation lists the rank (the first one
+  // always has).
+  int join_generation = -1;
+  bool joined = true;
+  // Where the process in the slot is a replacement that has not joined: how the last one in the slot that was a
+  // member ended. That end, not the replacement's, is what counts for the job's status.
+  int member_status = 0;
+  Clock::time_point member_ended_at{};
+  int restart_due = 0;  // the number (1..K) of the restart promised to this slot, waiting for a door; 0: none
+  int door_from = 0;    // the generation that door must be at least
 };
 
 namespace {
@@ -68,14 +80,16 @@ void block_job_signals() {
 }
 
 Supervisor::Supervisor(std::vector<RankLaunch> launches, std::vector<std::unique_ptr<RankLog>>& logs,
-                       std::string job_dir, std::chrono::milliseconds grace, bool elastic)
-    : launches_(std::move(launches)), logs_(logs), job_dir_(std::move(job_dir)), grace_(grace) {
+                       std::string job_dir, std::chrono::milliseconds grace, bool elastic, int max_restarts)
+    : launches_(std::move(launches)), logs_(logs), job_dir_(std::move(job_dir)), grace_(grace),
+      max_restarts_(elastic ? max_restarts : 0) {
   if (!elastic) return;
   elastic_.emplace(static_cast<int>(launches_.size()));
   for (auto& log : logs_) {
     log->set_line_listener([this](std::string_view line) {
       const std::string shown = elastic_->on_line(line);
       if (!shown.empty()) std::fputs(shown.c_str(), stderr);
+      note_joins();
     });
   }
 }
@@ -100,17 +114,7 @@ void Supervisor::start_all() {
     r.index = i;
     r.remote = l.remote;
     try {
-      Child c = spawn_child(l.spawn);
-      r.pid = c.pid;
-      r.out = c.out;
-      r.err = c.err;
-      r.ctl = c.in;
-      r.running = true;
-      if (r.ctl >= 0) {
-        ::fcntl(r.ctl, F_SETFL, ::fcntl(r.ctl, F_GETFL) | O_NONBLOCK);
-        write_line(r.ctl, l.stdin_first_line);
-      }
-      if (!r.remote) logs_[i]->write_pid(r.pid);
+      start_rank(r, l);
       ranks_.push_back(r);
     } catch (const Error& e) {
       start_error_ = fmt::format("sfrun: rank {} could not be started: {}\n", l.rank, e.what());
@@ -129,6 +133,7 @@ void Supervisor::reap() {
     Rank& r = *it;
     r.running = false;
     r.status = status;
+    r.ended_at = Clock::now();
     close_fd(r.ctl);
     if (failed(status) && !stopping_) {
       if (elastic_) {
@@ -141,38 +146,125 @@ void Supervisor::reap() {
   }
 }
 
-void Supervisor::on_elastic_failure(const Rank& r) {
-  elastic_failures_.push_back(r.rank);
+void Supervisor::on_elastic_failure(Rank& r) {
   if (r.removed) return;  // said when it was killed
+  if (!r.joined) {
+    // A replacement that could not join (the job ended, the door's world changed): it fails nothing.
+    std::string line = fmt::format("sfrun: the replacement for rank {} {} before it joined", r.rank,
+                                   describe_end(r.status, r.remote));
+    if (const int i = promise_restart(r, r.join_generation + 1))
+      line += fmt::format("; another will join (restart {} of {})", i, max_restarts_);
+    fmt::print(stderr, "{}\n", line);
+    return;
+  }
   // After the last member the job is over, and the summary names the failure instead.
-  const bool members_left = std::any_of(ranks_.begin(), ranks_.end(), [&](const Rank& x) {
-    return x.running && elastic_->is_member(x.rank);
+  if (!members_running()) return;
+  std::string line =
+      fmt::format("sfrun: rank {} {}; the elastic job goes on without it", r.rank, describe_end(r.status, r.remote));
+  if (elastic_->is_member(r.rank))
+    if (const int i = promise_restart(r, elastic_->generation() + 1))
+      line += fmt::format("; a replacement will join (restart {} of {})", i, max_restarts_);
+  fmt::print(stderr, "{}\n", line);
+}
+
+bool Supervisor::members_running() const {
+  return std::any_of(ranks_.begin(), ranks_.end(), [&](const Rank& x) {
+    return x.running && x.joined && elastic_->is_member(x.rank);
   });
-  if (members_left)
-    fmt::print(stderr, "sfrun: rank {} {}; the elastic job goes on without it\n", r.rank, describe_end(r));
+}
+
+int Supervisor::promise_restart(Rank& r, int door_from) {
+  if (restarts_promised_ >= max_restarts_ || stopping_ || members_ended_ || !members_running()) return 0;
+  r.restart_due = ++restarts_promised_;
+  r.door_from = door_from;
+  // What the process left in its group goes now, while its pid still names that group (it was reaped just now): a
+  // replacement must not run beside it.
+  ::kill(-r.pid, SIGKILL);
+  return r.restart_due;
+}
+
+void Supervisor::note_joins() {
+  for (auto& r : ranks_)
+    if (!r.joined && elastic_->generation() > r.join_generation && elastic_->is_member(r.rank)) r.joined = true;
+}
+
+void Supervisor::start_replacements() {
+  if (stopping_ || members_ended_) return;
+  for (auto& r : ranks_) {
+    if (!r.restart_due || r.running) continue;
+    if (const auto door = elastic_->join_from(r.door_from)) start_replacement(r, *door);
+  }
+}
+
+void Supervisor::start_replacement(Rank& r, const JoinLine& door) {
+  const int restart = r.restart_due;
+  r.restart_due = 0;
+  ++restarts_started_;
+  fmt::print(stderr, "sfrun: starting a replacement for rank {} (restart {} of {}); it joins generation {}\n", r.rank,
+             restart, max_restarts_, door.generation);
+  // The last process's output ends in its log before the replacement's begins there.
+  for (bool is_err : {false, true}) {
+    int& fd = is_err ? r.err : r.out;
+    for (int reads = 0; fd >= 0 && reads < 64 && pump(r, is_err); ++reads) {
+    }
+    close_fd(fd);
+  }
+  RankLog& log = *logs_[r.index];
+  log.start_again(r.remote);
+  if (r.joined) {
+    r.member_status = r.status;
+    r.member_ended_at = r.ended_at;
+  }
+  r.joined = false;
+  r.join_generation = door.generation;
+  const RankLaunch l = with_extra_env(launches_[r.index], {"SF_ELASTIC_JOIN=" + door.address});
+  try {
+    start_rank(r, l);
+  } catch (const Error& e) {
+    fmt::print(stderr, "sfrun: the replacement for rank {} could not be started: {}\n", r.rank, e.what());
+  }
+}
+
+void Supervisor::start_rank(Rank& r, const RankLaunch& l) {
+  Child c = spawn_child(l.spawn);
+  r.pid = c.pid;
+  r.out = c.out;
+  r.err = c.err;
+  r.ctl = c.in;
+  r.running = true;
+  if (r.ctl >= 0) {
+    ::fcntl(r.ctl, F_SETFL, ::fcntl(r.ctl, F_GETFL) | O_NONBLOCK);
+    write_line(r.ctl, l.stdin_first_line);
+  }
+  if (!r.remote) logs_[r.index]->write_pid(r.pid);
 }
 
 void Supervisor::stop_removed_ranks() {
-  for (const auto& r : ranks_)
-    if (r.running && elastic_->is_member(r.rank)) return;
+  if (members_running()) return;
+  members_ended_ = true;
   for (auto& r : ranks_) {
+    r.restart_due = 0;
     if (!r.running || r.removed) continue;
     // SIGKILL ends a stopped process too: a frozen rank needs no SIGCONT first.
     r.removed = true;
     signal_rank(r, SIGKILL);
-    fmt::print(stderr, "sfrun: rank {} was removed from the job; stopped it\n", r.rank);
+    if (r.joined)
+      fmt::print(stderr, "sfrun: rank {} was removed from the job; stopped it\n", r.rank);
+    else
+      fmt::print(stderr, "sfrun: the replacement for rank {} had not joined when the job's members ended; stopped it\n",
+                 r.rank);
   }
 }
 
-std::string Supervisor::describe_end(const Rank& r) const {
-  std::string how = describe_status(r.status);
-  const int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 0;
-  if (r.remote && code > 128 && code <= 128 + 64)
+std::string Supervisor::describe_end(int status, bool remote) const {
+  std::string how = describe_status(status);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  if (remote && code > 128 && code <= 128 + 64)
     how += fmt::format(" (its program died of signal {}, {})", code - 128, ::strsignal(code - 128));
   return how;
 }
 
-void Supervisor::pump(Rank& r, bool is_err) {
+bool Supervisor::pump(Rank& r, bool is_err) {
   int& fd = is_err ? r.err : r.out;
   char buf[65536];
   const ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -180,9 +272,10 @@ void Supervisor::pump(Rank& r, bool is_err) {
     const std::string_view bytes(buf, static_cast<size_t>(n));
     if (is_err) logs_[r.index]->on_stderr(bytes);
     else logs_[r.index]->on_stdout(bytes);
-  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-    close_fd(fd);
+    return true;
   }
+  if (n == 0 || (errno != EAGAIN && errno != EINTR)) close_fd(fd);
+  return false;
 }
 
 void Supervisor::signal_rank(Rank& r, int signo) {
@@ -240,7 +333,10 @@ JobResult Supervisor::run() {
   using std::chrono::milliseconds;
   for (;;) {
     reap();
-    if (elastic_ && !stopping_) stop_removed_ranks();
+    if (elastic_ && !stopping_) {
+      stop_removed_ranks();
+      start_replacements();
+    }
     const auto now = Clock::now();
     if (stopping_ && !killed_ && now >= kill_at_) kill_all();
     bool pipes_open = false;
@@ -268,8 +364,14 @@ JobResult Supervisor::run() {
       SF_THROW(Error, "poll: {}", std::strerror(errno));
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;
-      while (::read(signal_fd_, &info, sizeof(info)) == sizeof(info))
-        if (info.ssi_signo != SIGCHLD) on_signal(static_cast<int>(info.ssi_signo));
+      bool child = false;
+      while (::read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+        if (info.ssi_signo == SIGCHLD) child = true;
+        else on_signal(static_cast<int>(info.ssi_signo));
+      }
+      // A rank that ended is judged by the membership as it stood then, before the output that came with the same
+      // wake-up (the others' line about its loss) is read.
+      if (child) reap();
     }
     for (size_t i = 1; i < fds.size(); ++i)
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) pump(*owners[i].first, owners[i].second);
@@ -298,16 +400,24 @@ JobResult Supervisor::finish() {
     return res;
   }
   if (elastic_ && !interrupted_by_) {
-    const auto it = std::find_if(elastic_failures_.begin(), elastic_failures_.end(),
-                                 [&](int rank) { return elastic_->is_member(rank); });
-    if (it != elastic_failures_.end()) first_failure_ = *it;
+    // The first member of the last membership that failed. A replacement that never joined does not count; the
+    // member whose place it was to take does.
+    const Rank* first = nullptr;
+    for (const auto& r : ranks_) {
+      if (!elastic_->is_member(r.rank) || !failed(r.joined ? r.status : r.member_status)) continue;
+      const auto ended = r.joined ? r.ended_at : r.member_ended_at;
+      if (!first || ended < (first->joined ? first->ended_at : first->member_ended_at)) first = &r;
+    }
+    if (first) first_failure_ = first->rank;
   }
   if (first_failure_ >= 0) {
     const Rank& r = *std::find_if(ranks_.begin(), ranks_.end(), [&](const Rank& x) { return x.rank == first_failure_; });
     const RankLog& log = *logs_[r.index];
+    const int status = r.joined ? r.status : r.member_status;
     res.failed_rank = r.rank;
-    res.exit_code = exit_code_of(r.status);
-    res.summary = fmt::format("sfrun: rank {} {} — see {}/stdout\n", r.rank, describe_end(r), log.dir());
+    res.exit_code = exit_code_of(status);
+    res.summary = fmt::format("sfrun: rank {} {} — see {}/stdout\n", r.rank, describe_end(status, r.remote),
+                              log.dir());
     if (!log.last_stderr_line().empty())
       res.summary += fmt::format("sfrun: rank {} stderr: {}\n", r.rank, log.last_stderr_line());
     for (const auto& l : logs_) {
@@ -324,16 +434,23 @@ JobResult Supervisor::finish() {
     return res;
   }
   const double seconds = std::chrono::duration<double>(now - started_).count();
-  if (elastic_ && elastic_->generation() > 0) {
+  // Restarts are said where any was allowed and the membership changed, or one was started.
+  const bool changed = elastic_ && elastic_->generation() > 0;
+  const std::string restarts = max_restarts_ == 0 || (restarts_started_ == 0 && !changed)
+                                   ? std::string()
+                                   : fmt::format(" ({} restart{} of {} used)", restarts_started_,
+                                                 restarts_started_ == 1 ? "" : "s", max_restarts_);
+  if (changed) {
     const auto members = elastic_->members();
-    res.summary = fmt::format("sfrun: the {} rank{} of generation {} ({}) exited 0 in {:.1f} s; {} of {} left the job; "
-                              "logs in {}\n",
+    res.summary = fmt::format("sfrun: the {} rank{} of generation {} ({}) exited 0 in {:.1f} s; {} of {} left the "
+                              "job{}; logs in {}\n",
                               members.size(), members.size() == 1 ? "" : "s", elastic_->generation(),
                               rank_list(members), seconds,
-                              ranks_.size() - members.size(), ranks_.size(), job_dir_);
+                              ranks_.size() - members.size(), ranks_.size(), restarts, job_dir_);
     return res;
   }
-  res.summary = fmt::format("sfrun: {} ranks exited 0 in {:.1f} s; logs in {}\n", ranks_.size(), seconds, job_dir_);
+  res.summary =
+      fmt::format("sfrun: {} ranks exited 0 in {:.1f} s{}; logs in {}\n", ranks_.size(), seconds, restarts, job_dir_);
   return res;
 }
 

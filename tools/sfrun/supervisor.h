@@ -26,6 +26,24 @@
 //     removed ranks fails nothing.
 // SIGINT/SIGTERM/SIGHUP stop an elastic job as any other.
 //
+// With `max_restarts` K > 0 (sfrun --max-restarts) a member that fails is replaced, at most K
+// times in all:
+//   * its failure line ends `; a replacement will join (restart I of K)`, and what it left in
+//     its process group is killed;
+//   * once a rank has printed a join line (elastic_lines.h) of a generation newer than the
+//     membership the rank was lost from (and not older than the current one), sfrun starts the
+//     same launch again with SF_ELASTIC_JOIN=ADDRESS, in the same slot: same rank number, same
+//     logs (appended); `sfrun: starting a replacement for rank 2 (restart 1 of 3); it joins
+//     generation 1`;
+//   * the replacement has joined once a membership line of a later generation lists its rank;
+//     until then it is no member: its end fails nothing (`sfrun: the replacement for rank 2
+//     exited with code 1 before it joined`, and with restarts left another one follows a newer
+//     door), it does not keep the job going (once every member has ended it is killed like a
+//     removed rank), and the failure of the member it replaces still counts where no line
+//     removed that rank;
+//   * none is started once sfrun is stopping or every member has ended; the summary says how
+//     many restarts were used.
+//
 // The caller blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP (block_job_signals) before anything is
 // started, so no signal is lost between the start and the loop; the supervisor reads them from
 // a signalfd.
@@ -61,9 +79,10 @@ struct JobResult {
 class Supervisor {
  public:
   // `logs[i]` receives the output of launches[i]; `job_dir` is how the summary names the logs
-  // (job_dir/rank.R/stdout). `elastic`: the launches are ranks 0..N-1 of an elastic job.
+  // (job_dir/rank.R/stdout). `elastic`: the launches are ranks 0..N-1 of an elastic job, which
+  // may start `max_restarts` replacement ranks in all.
   Supervisor(std::vector<RankLaunch> launches, std::vector<std::unique_ptr<RankLog>>& logs, std::string job_dir,
-             std::chrono::milliseconds grace, bool elastic = false);
+             std::chrono::milliseconds grace, bool elastic = false, int max_restarts = 0);
   ~Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
@@ -75,11 +94,17 @@ class Supervisor {
   using Clock = std::chrono::steady_clock;
 
   void start_all();
+  void start_rank(Rank& r, const RankLaunch& l);
   void reap();
-  void on_elastic_failure(const Rank& r);
+  void on_elastic_failure(Rank& r);
+  bool members_running() const;
+  int promise_restart(Rank& r, int door_from);
+  void note_joins();
+  void start_replacements();
+  void start_replacement(Rank& r, const JoinLine& door);
   void stop_removed_ranks();
-  std::string describe_end(const Rank& r) const;
-  void pump(Rank& r, bool is_err);
+  std::string describe_end(int status, bool remote) const;
+  bool pump(Rank& r, bool is_err);
   void on_signal(int signo);
   void stop(int signo);
   void signal_rank(Rank& r, int signo);
@@ -100,7 +125,10 @@ class Supervisor {
   std::string start_error_;
   std::vector<int> stopped_;  // ranks still running when the stop began
   std::optional<ElasticMembership> elastic_;  // an elastic job's membership; empty otherwise
-  std::vector<int> elastic_failures_;         // elastic: the ranks that failed, in the order they ended
+  int max_restarts_ = 0;                      // elastic: replacements allowed in all
+  int restarts_promised_ = 0;                 // restart numbers given to failures
+  int restarts_started_ = 0;                  // replacements started
+  bool members_ended_ = false;                // elastic: every member has ended; nothing more starts
   Clock::time_point started_{}, stop_started_{}, kill_at_{}, drain_until_{};
 };
 

@@ -44,6 +44,12 @@ int run_zmq_job(const Options& o) {
     if (!o.elastic.empty())
       text += fmt::format("elastic {}:{}: a rank that fails does not stop the job; every rank gets SF_ELASTIC={}:{}\n",
                           o.elastic_min, o.elastic_max, o.elastic_min, o.elastic_max);
+    if (!o.elastic.empty())
+      text += o.max_restarts == 0
+                  ? std::string("max restarts 0: a member that fails is not replaced\n")
+                  : fmt::format("max restarts {}: a member that fails is replaced, at most {} time{} in all; the "
+                                "replacement gets SF_ELASTIC_JOIN\n",
+                                o.max_restarts, o.max_restarts, o.max_restarts == 1 ? "" : "s");
     std::fputs(text.c_str(), stdout);
     return 0;
   }
@@ -62,7 +68,8 @@ int run_zmq_job(const Options& o) {
   }
   block_job_signals();
   Supervisor supervisor(std::move(launches), logs, job_dir,
-                        std::chrono::milliseconds(static_cast<int64_t>(o.grace * 1000)), !o.elastic.empty());
+                        std::chrono::milliseconds(static_cast<int64_t>(o.grace * 1000)), !o.elastic.empty(),
+                        o.max_restarts);
   const JobResult result = supervisor.run();
   std::fputs(result.summary.c_str(), stderr);
   return result.exit_code;

@@ -1,6 +1,7 @@
 # Bad input is refused before any rank starts, with exit status 2 and a message naming the
 # problem: a bad hostfile line (FILE:LINE), too few slots, an unreachable host, a port in use,
-# -n 0, a program that does not exist, a bad --elastic. Nothing is started: no job directory, no process.
+# -n 0, a program that does not exist, a bad --elastic or --max-restarts. Nothing is started: no job directory,
+# no process.
 source "$TEST_DIR/lib.sh"
 marker=sfrun-bad-input-$id
 # refused NAME TEXT SFRUN-ARGS...: sfrun exits 2, says TEXT, and started nothing.
@@ -69,7 +70,21 @@ refused elastic_min "--elastic 5:8: MIN 5 is more than the 4 ranks of -n 4" -n 4
 refused elastic_mpi \
   "--elastic needs the zmq transport: Open MPI 4.1 cannot shrink a communicator (see docs/elastic.md)" \
   -n 4 --elastic 2:4 --transport mpi -- "$JOB_MAIN" "$marker"
-for name in elastic_zero elastic_order elastic_words elastic_one elastic_max elastic_min elastic_mpi; do
+# --max-restarts K: a whole number, 0 or more, and only with --elastic (0 too: it would say something untrue).
+refused restarts_plain "--max-restarts 2: only an elastic job starts replacement ranks; add --elastic MIN:MAX" \
+  -n 4 --max-restarts 2 -- "$JOB_MAIN" "$marker"
+refused restarts_zero_plain "--max-restarts 0: only an elastic job starts replacement ranks" -n 4 --max-restarts 0 -- \
+  "$JOB_MAIN" "$marker"
+refused restarts_mpi "--max-restarts 1: only an elastic job starts replacement ranks" -n 4 --transport mpi \
+  --max-restarts 1 -- "$JOB_MAIN" "$marker"
+refused restarts_negative "--max-restarts -1: must be a whole number, 0 or more" -n 4 --elastic 2:4 --max-restarts -1 \
+  -- "$JOB_MAIN" "$marker"
+refused restarts_words "--max-restarts two: must be a whole number, 0 or more" -n 4 --elastic 2:4 --max-restarts two \
+  -- "$JOB_MAIN" "$marker"
+refused restarts_huge "--max-restarts 99999999999: must be a whole number, 0 or more" -n 4 --elastic 2:4 \
+  --max-restarts 99999999999 -- "$JOB_MAIN" "$marker"
+for name in elastic_zero elastic_order elastic_words elastic_one elastic_max elastic_min elastic_mpi restarts_plain \
+  restarts_zero_plain restarts_mpi restarts_negative restarts_words restarts_huge; do
   [[ $(wc -l <"$work/$name.err") -eq 1 ]] || { show "$work/$name.err"; fail "$name: the error is not one line"; }
 done
 # Everything wrong at once is said at once.

@@ -1,5 +1,5 @@
-# --dry-run prints the rank -> host plan and the command (and --elastic's range), starts nothing and creates
-# nothing.
+# --dry-run prints the rank -> host plan and the command (and --elastic's range and --max-restarts), starts
+# nothing and creates nothing. --help names --max-restarts.
 source "$TEST_DIR/lib.sh"
 "$SFRUN" -n 4 --dry-run --log-dir "$logs" -- "$JOB_MAIN" a b >"$work/out" 2>&1 || { show "$work/out"; fail "rc $?"; }
 expect_in "$work/out" "sfrun plan: 4 ranks over zmq on 1 host; rendezvous tcp://127.0.0.1:"
@@ -20,5 +20,12 @@ expect_in "$work/out" "command: 'prog' '--comm-timeout' '7'"
 "$SFRUN" -n 4 --elastic 2:6 --dry-run --log-dir "$logs" -- prog >"$work/out" 2>&1 || { show "$work/out"; fail "rc $?"; }
 expect_in "$work/out" "sfrun plan: 4 ranks over zmq on 1 host"
 expect_in "$work/out" "elastic 2:6: a rank that fails does not stop the job; every rank gets SF_ELASTIC=2:6"
+expect_in "$work/out" "max restarts 0: a member that fails is not replaced"
+"$SFRUN" -n 4 --elastic 2:6 --max-restarts 3 --dry-run --log-dir "$logs" -- prog >"$work/out" 2>&1 ||
+  { show "$work/out"; fail "rc $?"; }
+expect_in "$work/out" \
+  "max restarts 3: a member that fails is replaced, at most 3 times in all; the replacement gets SF_ELASTIC_JOIN"
+"$SFRUN" --help >"$work/help" 2>&1 || { show "$work/help"; fail "--help: rc $?"; }
+expect_in "$work/help" "--max-restarts K"
 [[ ! -e $logs ]] || fail "--dry-run --elastic created $logs"
 echo PASS

@@ -9,21 +9,35 @@
 #   silent        3 ranks: rank 1 dies; the others print no membership line and exit 0
 #   frozen        4 ranks: rank 1 stops itself (SIGSTOP), rank 3 leaves with an error; ranks 0
 #                 and 2 go on without both and exit 0
+# With --max-restarts (a replacement has SF_ELASTIC_JOIN, which it says), 4 ranks; rank 0 first
+# prints a join line of generation 0, then rank 2 exits 1; ranks 0, 1 and 3 go on as generation
+# 1 and rank 0 prints its join line, `join generation 1 at ipc://JOB_LOGS/door.1`:
+#   rejoin          the replacement of rank 2 joins: generation 2 is 0,1,3,2; all exit 0
+#   no-replacement  nobody waits for a replacement: the survivors exit 0 a second later
+#   replacement-fails  the replacement given door.1 exits 3; rank 0 prints a join line of
+#                   generation 1 again (door.stale), then one of generation 2 (door.2); the
+#                   replacement given that exits 4; the survivors exit 0
+#   never-joins     the replacement waits forever; the survivors exit 0 once it has started
 set -u
 mode=$1 logs=$2 err=$3
 rank=$SF_RANK
 echo "rank $rank: SF_ELASTIC=${SF_ELASTIC-unset}"
+[[ -n ${SF_ELASTIC_JOIN-} ]] && echo "rank $rank: SF_ELASTIC_JOIN=$SF_ELASTIC_JOIN"
 
-# await TEXT: until sfrun's stderr has TEXT.
-await() {
+# await_in FILE TEXT: until FILE has TEXT.
+await_in() {
   local i
   for ((i = 0; i < 300; i++)); do
-    grep -qF -- "$1" "$err" 2>/dev/null && return 0
+    grep -qF -- "$2" "$1" 2>/dev/null && return 0
     sleep 0.1
   done
-  echo "elastic_rank: rank $rank: '$1' never came" >&2
+  echo "elastic_rank: rank $rank: '$2' never came to $1" >&2
   exit 99
 }
+# await TEXT: until sfrun's stderr has TEXT.
+await() { await_in "$err" "$1"; }
+# door GENERATION NAME: rank 0's join line, after a logger's prefix as a real rank's may have.
+door() { echo "[I rank 0] shardflow elastic: join generation $1 at ipc://$logs/door.$2" >&2; }
 # await_frozen: until rank 1 is stopped (state T).
 await_frozen() {
   local i pid
@@ -47,7 +61,49 @@ changed() {
     "recovered in 0.001 s" >&2
 }
 
+# A replacement (restarts).
+if [[ -n ${SF_ELASTIC_JOIN-} ]]; then
+  case $mode in
+    rejoin)
+      await "sfrun: shardflow elastic: generation 2:"
+      exit 0
+      ;;
+    no-replacement) exit 0 ;;
+    replacement-fails) [[ $SF_ELASTIC_JOIN == */door.1 ]] && exit 3 || exit 4 ;;
+    never-joins) exec sleep 60 ;;
+  esac
+fi
+
 case $mode/$rank in
+  rejoin/2 | no-replacement/2 | replacement-fails/2 | never-joins/2)
+    await_in "$logs/rank.0/stderr" "join generation 0"
+    exit 1
+    ;;
+  rejoin/* | no-replacement/* | replacement-fails/* | never-joins/*)
+    [[ $rank == 0 ]] && door 0 0
+    await "sfrun: rank 2 exited with code 1"
+    changed 1 "lost rank 2" 0,1,3 4
+    [[ $rank == 0 ]] && door 1 1
+    case $mode in
+      rejoin)
+        await_in "$logs/rank.2/stdout" "rank 2: SF_ELASTIC_JOIN="
+        changed 2 "joined rank 2" 0,1,3,2 3
+        await "sfrun: shardflow elastic: generation 2:"
+        ;;
+      no-replacement) sleep 1 ;;
+      replacement-fails)
+        await "sfrun: the replacement for rank 2 exited with code 3 before it joined"
+        if [[ $rank == 0 ]]; then
+          door 1 stale
+          sleep 0.5
+          door 2 2
+        fi
+        await "sfrun: the replacement for rank 2 exited with code 4 before it joined"
+        ;;
+      never-joins) await_in "$logs/rank.2/stdout" "rank 2: SF_ELASTIC_JOIN=" ;;
+    esac
+    exit 0
+    ;;
   goes-on/1 | two-losses/1 | member-fails/1 | silent/1) kill -KILL $$ ;;
   goes-on/* | member-fails/*)
     await "sfrun: rank 1 exited with"
