@@ -15,12 +15,27 @@ random part of a step, one random rank gets SIGKILL. Measured per kill:
                    train): the fastest and the slowest survivor
 
 and over the kills the median, min and max of each. A run with no membership change (the kill
-landed after training) is reported and left out. Rejoining is not implemented, so not measured.
+landed after training) is reported and left out.
 
-  python3 bench/elastic_bench.py [--kills 20] [--ranks 4] [--seed S] [--work DIR] [--keep]
+Then J times the same with `--max-restarts 1`, the kill after a step in [5, 40]: sfrun starts a
+replacement, which joins at rank 0's door (docs/elastic.md, "Rejoin"). Measured per rejoin:
+
+  kill -> back to N   from the SIGKILL to the replacement's first loss line (the job on RANKS
+                      ranks again): the survivors' change, the replacement's start, its wait at
+                      the door for the next step boundary, the agreement and its state
+  join pause          "recovered in" of the join's membership line, slowest member: the members'
+                      stop from the join notice to training again
+  state               the bytes of state the replacement received from rank 0, and the time from
+                      its link to having them all (an upper bound of the transfer)
+
+and the zmq link's bandwidth for a message of the state's size, measured in the same run with
+bench/p2p_bench (ipc, as the jobs' ranks use): the transfer against bytes / bandwidth.
+
+  python3 bench/elastic_bench.py [--kills 20] [--rejoins 20] [--ranks 4] [--seed S] [--work DIR] [--keep]
 """
 
 import argparse
+import re
 import datetime
 import os
 import platform
@@ -144,7 +159,7 @@ def one_kill(a, rng, i, args):
     if set(changes) != set(survivors):
         raise RuntimeError(f"{name}: only ranks {sorted(changes)} of the survivors {survivors} printed a change")
     lost = {m.group(2).strip() for m in changes.values()}
-    if lost != {str(victim)}:
+    if lost != {f"lost rank {victim}"}:
         raise RuntimeError(f"{name}: killed rank {victim}, the survivors say they lost {sorted(lost)}")
     detect = [wall_clock_of(m.group(3), t_kill) + 0.0005 - t_kill for m in changes.values()]
     recovered = [float(m.group(10)) for m in changes.values()]
@@ -158,6 +173,63 @@ def one_kill(a, rng, i, args):
     return res
 
 
+def one_rejoin(a, rng, i, args):
+    """One run, one SIGKILL, one replacement. Returns a dict of the figures, or one with "excluded"."""
+    victim = rng.randrange(a.ranks)
+    watcher = rng.choice([r for r in range(a.ranks) if r != victim])
+    step = rng.randint(5, 40)
+    name = f"rejoin{i}"
+    job = er.Job(a.sfrun, a.program, a.work, name, a.ranks, args, elastic=f"2:{a.ranks}", timeout=a.timeout,
+                 restarts=1)
+    res = {"run": name, "victim": victim, "after_step": step}
+    try:
+        job.at_step(watcher, step)
+        tail = Tail(job.rank_file(victim))
+        tail.lines()  # the victim's lines so far; the replacement's come after
+        pid = job.pid(victim)
+        t_kill = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        joined, t_back = False, None  # the killed rank's last lines come first, then the replacement's
+        while t_back is None and job.proc.poll() is None and time.monotonic() < job.deadline:
+            for line in tail.lines():
+                if "this rank joined" in line:
+                    joined = True
+                elif joined and er.LOSS.match(line):
+                    t_back = time.monotonic()
+                    break
+            time.sleep(POLL)
+        tail.close()
+        rc = job.finish()
+    except Exception:
+        if job.proc.poll() is None:
+            os.killpg(job.proc.pid, signal.SIGKILL)
+            job.proc.communicate()
+        raise
+    if rc != 0:
+        raise RuntimeError(f"{name}: sfrun exited {rc}; its stderr:\n{job.err}")
+    joins = [m for r in range(a.ranks) for m in er.CHANGE.finditer(job.text(r)) if "joined" in m.group(2)]
+    mine = re.search(r"this rank joined -> \d+\); rolled back to step \d+; (\d+) bytes of state from rank 0 within "
+                     r"([\d.]+) s of the link", job.text(victim))
+    if not joins or not mine or t_back is None:
+        res["excluded"] = "no rejoin before the end of training"
+        return res
+    members = [m for m in joins if "this rank joined" not in m.group(0)]
+    res.update(back=t_back - t_kill, pause=max(float(m.group(10)) for m in members),
+               bytes=int(mine.group(1)), transfer=float(mine.group(2)))
+    return res
+
+
+def p2p_bandwidth(a, nbytes):
+    """GB/s of one zmq message of `nbytes` between two processes (bench/p2p_bench, ipc)."""
+    prog = os.path.join(os.path.dirname(a.program), "..", "bench", "sfbench_p2p")
+    out = subprocess.run([prog, "--mode", "zmq", "--zmq-scheme", "ipc", "--sizes", str(nbytes)],
+                         capture_output=True, text=True, timeout=120)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT,p2p,zmq"):
+            return float(line.split(",")[5]), line
+    raise RuntimeError(f"sfbench_p2p printed no result:\n{out.stdout}\n{out.stderr}")
+
+
 def ms(x):
     return f"{x * 1000:.1f}"
 
@@ -165,6 +237,7 @@ def ms(x):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--rejoins", type=int, default=20)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--seed", type=int, default=None, help="default: from the time")
     ap.add_argument("--work", default=None, help="default: a fresh temporary directory, removed at the end")
@@ -259,8 +332,51 @@ def main():
           "world's connections, and rebuilding the model and the dataset shard in the new world.")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min; the 4 ranks "
           f"and this script on {os.cpu_count()} cpus, so other load moves the figures)")
-    print("rejoin: not measured (rejoining is not implemented; docs/elastic.md)")
+    rejoin_figures(a, rng, args)
     return 0
+
+
+def rejoin_figures(a, rng, args):
+    if a.rejoins <= 0:
+        return
+    print()
+    print(f"rejoins: {a.rejoins} runs of the same job with --max-restarts 1, a rank killed after a step in [5, 40]",
+          flush=True)
+    done = []
+    for i in range(a.rejoins):
+        r = one_rejoin(a, rng, i, args)
+        if "excluded" in r:
+            print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: EXCLUDED, {r['excluded']}",
+                  flush=True)
+        else:
+            done.append(r)
+            print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: back to {a.ranks} ranks "
+                  f"{ms(r['back'])} ms after the kill; join pause {ms(r['pause'])} ms; {r['bytes']} bytes of state "
+                  f"within {ms(r['transfer'])} ms of the link", flush=True)
+        if not a.keep:
+            shutil.rmtree(os.path.join(a.work, "log_output", r["run"]), ignore_errors=True)
+    if not done:
+        print("no rejoin completed")
+        return
+    nbytes = done[0]["bytes"]
+    gbs, line = p2p_bandwidth(a, nbytes)
+    ideal = nbytes / (gbs * 1e9)
+    print()
+    print(f"zmq link, one message of {nbytes} bytes over ipc (bench/p2p_bench, same run): {gbs:.2f} GB/s "
+          f"({line}); bytes / bandwidth = {ms(ideal)} ms")
+    print()
+    print("| ms | median | min | max | n |")
+    print("|---|---:|---:|---:|---:|")
+    for label, key in [("kill -> back to N ranks", "back"), ("join pause, slowest member", "pause"),
+                       ("state received, within (of the link)", "transfer")]:
+        v = [r[key] for r in done]
+        print(f"| {label} | {ms(statistics.median(v))} | {ms(min(v))} | {ms(max(v))} | {len(v)} |")
+    transfer = statistics.median(r["transfer"] for r in done)
+    pause = statistics.median(r["pause"] for r in done)
+    print()
+    print(f"state transfer (median, an upper bound) {ms(transfer)} ms against 1.2 x bytes / bandwidth = "
+          f"{ms(1.2 * ideal)} ms; the rest of the join pause, {ms(max(0.0, pause - transfer))} ms (median), is "
+          f"fixed cost: the agreement, the new world's links, and the rebuild of the model and the dataset shard")
 
 
 if __name__ == "__main__":

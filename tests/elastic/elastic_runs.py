@@ -11,9 +11,11 @@ import subprocess
 import time
 
 LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is (\S+)$")
-CHANGE = re.compile(r"shardflow elastic: generation (\d+): lost ranks? ([\d, ]+); detected at (\S+); "
-                    r"members ([\d,]+) \((\d+) -> (\d+) ranks; this rank (\d+) -> (\d+)\); rolled back to step (\d+); "
-                    r"recovered in ([\d.]+) s")
+# A change: ranks lost, a replacement joined, or both (group 2 says which); a joiner prints the
+# same line with "this rank joined -> R" and the bytes of state it received.
+CHANGE = re.compile(r"shardflow elastic: generation (\d+): ((?:lost ranks? [\d, ]+)?(?:, )?(?:ranks? [\d, ]+ joined)?); "
+                    r"detected at (\S+); members ([\d,]+) \((\d+) -> (\d+) ranks; this rank (\w+) -> (\d+)\); "
+                    r"rolled back to step (\d+); (?:.*; )?recovered in ([\d.]+) s")
 
 # The line of survivors that are fewer than MIN: the step they saved.
 CHANGE_BELOW = re.compile(r"shardflow elastic: generation \d+: .*below the minimum of \d+\): saving step (\d+)")
@@ -22,12 +24,14 @@ CHANGE_BELOW = re.compile(r"shardflow elastic: generation \d+: .*below the minim
 class Job:
     """One sfrun job of data_parallel, running in `work`/`name`."""
 
-    def __init__(self, sfrun, program, work, name, ranks, args, elastic=None, env=None, timeout=120):
+    def __init__(self, sfrun, program, work, name, ranks, args, elastic=None, env=None, timeout=120, restarts=0):
         self.work, self.name, self.ranks = work, name, ranks
         self.dir = os.path.join(work, "log_output", name)
         cmd = [sfrun, "-n", str(ranks), "--job-id", name, "--timeout", "30"]
         if elastic:
             cmd += ["--elastic", elastic]
+        if restarts:
+            cmd += ["--max-restarts", str(restarts)]
         cmd += ["--", program, "--api", "model"] + list(args)
         self.env = dict(os.environ, **(env or {}))
         self.started = time.monotonic()
@@ -96,16 +100,20 @@ class Job:
 
 
 def segments(text):
-    """A rank's stdout cut at its membership lines: [(change or None, {(epoch, step): loss})]."""
-    out = [(None, {})]
+    """A rank's stdout cut at its membership lines, by generation: {generation: (change or None,
+    {(epoch, step): loss})}. A replacement's lines follow those of the rank it replaces, from the
+    generation it joined."""
+    out = {0: (None, {})}
+    current = 0
     for line in text.splitlines():
         m = CHANGE.search(line)
         if m:
-            out.append((m, {}))
+            current = int(m.group(1))
+            out[current] = (m, {})
             continue
         m = LOSS.match(line)
         if m:
-            out[-1][1][(int(m.group(1)), int(m.group(2)))] = m.group(3)
+            out[current][1][(int(m.group(1)), int(m.group(2)))] = m.group(3)
     return out
 
 
@@ -129,9 +137,18 @@ def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launc
     Returns (the changes, the most steps a survivor printed and then rolled back, the final
     members, the loss lines compared). Raises AssertionError naming the first difference."""
     segs = {r: segments(job.text(r)) for r in launch_ranks}
-    changes = [m for m, _ in segs[max(launch_ranks, key=lambda r: len(segs[r]))][1:]]
+    by_generation = {}
     for r in launch_ranks:
-        for g, (m, _) in enumerate(segs[r][1:], start=1):
+        for g, (m, _) in segs[r].items():
+            if g:
+                by_generation.setdefault(g, m)
+    changes = [by_generation[g] for g in sorted(by_generation)]
+    assert sorted(by_generation) == list(range(1, len(changes) + 1)), \
+        f"{job.name}: the generations printed are {sorted(by_generation)}"
+    for r in launch_ranks:
+        for g, (m, _) in segs[r].items():
+            if not g:
+                continue
             assert (m.group(4), m.group(9)) == (changes[g - 1].group(4), changes[g - 1].group(9)), \
                 f"{job.name} rank {r}: generation {g} is members {m.group(4)} at step {m.group(9)}, another rank's " \
                 f"members {changes[g - 1].group(4)} at step {changes[g - 1].group(9)}"
@@ -145,7 +162,7 @@ def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launc
         assert step >= prev_step, f"{job.name}: generation {g} rolled back to step {step}, before {prev_step}"
         if step >= total_steps:  # the change came after the last step: nothing is left to compare
             for r in members:
-                assert len(segs[r]) <= g or not segs[r][g][1], f"{job.name} rank {r} trained after the last step"
+                assert g not in segs[r] or not segs[r][g][1], f"{job.name} rank {r} trained after the last step"
             break
         if source is None or step != prev_step:
             source = os.path.join(prev_ckpt, f"step_{step}")
@@ -153,13 +170,14 @@ def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launc
         prev_ckpt = os.path.join(work, f"{job.name}_oracle{g}_ckpt")
         if oracle is None:  # nothing left to train after the change, on either side
             for r in members:
-                assert len(segs[r]) <= g or not segs[r][g][1], \
+                assert g not in segs[r] or not segs[r][g][1], \
                     f"{job.name} rank {r} trained after a change whose restart has nothing left"
             break
         for new_rank, r in enumerate(members):
-            if len(segs[r]) <= g:
+            if g not in segs[r]:
                 continue  # lost in a later change before it printed this one
-            most_lost = max(most_lost, len(segs[r][g - 1][1]) - (step - prev_step))
+            if g - 1 in segs[r]:  # a replacement that joined in g lost nothing before it
+                most_lost = max(most_lost, len(segs[r][g - 1][1]) - (step - prev_step))
             want = segments(oracle.text(new_rank))[0][1]
             got = segs[r][g][1]
             for key, loss in got.items():

@@ -14,6 +14,8 @@ and no survivor loses more than one step.
   recovery  a rank killed, then another while the survivors recover
   stop      a rank SIGSTOPped: lost after the heartbeat bound; woken, it is refused
   below     two of 4 killed with MIN 3: the survivors save the agreed step and stop
+  rejoin N  N runs with --max-restarts 1: a rank killed, its replacement joins, the job ends on 4
+            ranks; the oracle chains (3 ranks from the rollback, then 4 from the join)
 """
 
 import argparse
@@ -35,7 +37,7 @@ RANKS = 4
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below"])
+    ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below", "rejoin"])
     ap.add_argument("count", nargs="?", type=int, default=20)
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True, help="examples/data_parallel")
@@ -73,10 +75,10 @@ def main():
         job.at_step(watcher, rng.randrange(1, last or total - 5))
         time.sleep(rng.uniform(0, step_time))
 
-    def elastic(name, disturb, elastic_range="2:4", env=None, extra=()):
+    def elastic(name, disturb, elastic_range="2:4", env=None, extra=(), restarts=0):
         job = er.Job(a.sfrun, a.program, a.work, name, RANKS,
                      args + ["--checkpoint-dir", os.path.join(a.work, name + "_ckpt"), "--save-every", "5"]
-                     + list(extra), elastic=elastic_range, env=env)
+                     + list(extra), elastic=elastic_range, env=env, restarts=restarts)
         disturb(job)
         job.finish()
         return job
@@ -147,6 +149,21 @@ def main():
                        "the woken rank's refusal")
         job = elastic("stop", freeze, env={"SF_ZMQ_HEARTBEAT_TIMEOUT_MS": "2000"})
         check(job, [victim])
+    elif a.scenario == "rejoin":
+        # sfrun --max-restarts 1 starts a replacement for the killed rank; it joins at rank 0's
+        # door, and the job ends on 4 ranks again. The oracle chains: the survivors' restart from
+        # the rolled-back step on 3 ranks, then a restart from the join's step on 4.
+        for i in range(a.count):
+            victim = rng.randrange(RANKS)
+            job = elastic(f"rejoin{i}", lambda j: (moment(j, (victim + 1) % RANKS, total // 4),
+                                                   j.signal(victim, signal.SIGKILL)), restarts=1)
+            changes = check(job, [])
+            joins = [c for c in changes if "joined" in c.group(2)]
+            assert joins, f"rejoin{i}: no replacement joined: {[c.group(0) for c in changes]}"
+            assert f"rank {victim} joined" in joins[0].group(2), joins[0].group(0)
+            assert "this rank joined ->" in job.text(victim), f"rejoin{i}: the replacement printed no join line"
+            assert "starting a replacement for rank" in job.err, f"rejoin{i}: sfrun said:\n{job.err}"
+        print(f"rejoin: {a.count} runs, each back to {RANKS} ranks, all equal to the chained restart oracle")
     elif a.scenario == "below":
         pair = rng.sample(range(RANKS), 2)
 
