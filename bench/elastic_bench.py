@@ -298,9 +298,15 @@ def main():
                       f"{ms(r['recovery_slow'])} ms (earliest / latest survivor)", flush=True)
             if not a.keep:
                 shutil.rmtree(os.path.join(a.work, "log_output", r["run"]), ignore_errors=True)
+        kill_table(a, done, excluded)
+        rejoin_figures(a, rng, args)
     finally:
         if made_work and not a.keep:
             shutil.rmtree(a.work, ignore_errors=True)
+    return 0
+
+
+def kill_table(a, done, excluded):
 
     print()
     rows = [("step time before the kill", "step_time"),
@@ -332,8 +338,6 @@ def main():
           "world's connections, and rebuilding the model and the dataset shard in the new world.")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min; the 4 ranks "
           f"and this script on {os.cpu_count()} cpus, so other load moves the figures)")
-    rejoin_figures(a, rng, args)
-    return 0
 
 
 def rejoin_figures(a, rng, args):
