@@ -179,6 +179,10 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
                               launch.size(), me, restore_step, got.bytes,
                               std::chrono::duration<double>(SteadyClock::now() - asked).count());
   }
+  // sfrun keeps the job going after a loss only once a rank has said this (tools/sfrun/elastic_lines.h).
+  log_line(fmt::format("shardflow elastic: rank {} of {} trains elastic ({}:{})",
+                       launch[static_cast<size_t>(comm::current_rank().rank())], comm::current_rank().size(),
+                       range->min, range->max));
   TimelineOnExit timeline;
   if (!options.timeline_dir.empty()) {
     prepare_timeline_dir(options.timeline_dir);  // now, not found unwritable when the rank stops

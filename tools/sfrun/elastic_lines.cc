@@ -46,6 +46,18 @@ bool looks_like_endpoint(std::string_view a) {
 
 }  // namespace
 
+bool is_elastic_ready_line(std::string_view line) {
+  static constexpr std::string_view kReady = "shardflow elastic: rank ";
+  const auto at = line.find(kReady);
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = line.substr(at + kReady.size());
+  static constexpr std::string_view kOf = " of ";
+  if (!take_number(rest) || rest.substr(0, kOf.size()) != kOf) return false;
+  rest.remove_prefix(kOf.size());
+  static constexpr std::string_view kTrains = " trains elastic (";
+  return take_number(rest) && rest.substr(0, kTrains.size()) == kTrains;
+}
+
 std::optional<ElasticLine> parse_elastic_line(std::string_view line) {
   const auto at = line.find(kElasticPrefix);
   if (at == std::string_view::npos) return std::nullopt;

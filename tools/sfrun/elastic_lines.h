@@ -35,6 +35,11 @@ struct ElasticLine {
   std::vector<int> members;  ///< the ranks in the job from this generation on; empty where the line names none
 };
 
+/// What a rank prints once it trains through train_elastic: `shardflow elastic: rank 2 of 4 trains elastic (2:4)`.
+/// Until some rank has said it, sfrun treats a failed rank as in a job that is not elastic: the program may not train
+/// through train_elastic at all, and then its ranks cannot go on without the lost one.
+bool is_elastic_ready_line(std::string_view line);
+
 /// The membership line in `line`, or nullopt when `line` has no kElasticPrefix followed by `G:`. A `members` list that
 /// is not a comma-separated list of whole numbers is left out (members empty): such a line changes no membership.
 std::optional<ElasticLine> parse_elastic_line(std::string_view line);

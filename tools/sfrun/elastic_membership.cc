@@ -9,6 +9,10 @@ namespace sf::sfrun {
 ElasticMembership::ElasticMembership(int size) : size_(size), member_(static_cast<size_t>(size), true) {}
 
 std::string ElasticMembership::on_line(std::string_view line) {
+  if (is_elastic_ready_line(line)) {
+    announced_ = true;
+    return {};
+  }
   if (auto join = parse_join_line(line)) {
     if (!join_ || join->generation >= join_->generation) join_ = std::move(*join);
     return {};

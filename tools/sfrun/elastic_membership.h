@@ -36,6 +36,8 @@ class ElasticMembership {
 
   /// Whether `rank` is in the current membership.
   bool is_member(int rank) const;
+  /// Whether some rank has said that it trains elastic (is_elastic_ready_line).
+  bool announced() const { return announced_; }
   int generation() const { return generation_; }  ///< of the current membership; 0: the ranks the job started with
   std::vector<int> members() const;                ///< ascending
 
@@ -46,6 +48,7 @@ class ElasticMembership {
  private:
   int size_;
   int generation_ = 0;
+  bool announced_ = false;
   std::vector<bool> member_;
   std::set<int> shown_;  // generations whose first line was passed on
   std::optional<JoinLine> join_;

@@ -157,6 +157,15 @@ void Supervisor::on_elastic_failure(Rank& r) {
     fmt::print(stderr, "{}\n", line);
     return;
   }
+  if (!elastic_->announced()) {
+    // Its program does not train through train_elastic (or no rank got that far): the others cannot go on without
+    // it, and fail fast as in a job that is not elastic.
+    fmt::print(stderr, "sfrun: rank {} {}; no rank has said it trains elastic (sf::train_elastic), so the job stops\n",
+               r.rank, describe_end(r.status, r.remote));
+    first_failure_ = r.rank;
+    stop(SIGTERM);
+    return;
+  }
   // After the last member the job is over, and the summary names the failure instead.
   if (!members_running()) return;
   std::string line =

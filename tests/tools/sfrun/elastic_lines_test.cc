@@ -1,6 +1,7 @@
 // The membership lines of an elastic job as sfrun reads them: the generation and the members of a line (the
 // reason of a loss is free text), and the membership sfrun follows from them, each generation shown once; the join
-// lines (where a replacement rank joins) and the newest of them, which sfrun keeps.
+// lines (where a replacement rank joins) and the newest of them, which sfrun keeps; the line by which a rank says
+// it trains elastic.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -125,6 +126,24 @@ TEST(SfrunElasticJoinLines, MalformedLinesAreNot) {
                         "shardflow elastic: join generation 1 at tcp://h:5; members 0,1",
                         "shardflow elastic: generation 1 at tcp://h:5"})
     EXPECT_FALSE(parse_join_line(s)) << s;
+}
+
+TEST(SfrunElasticReadyLines, ARankSaysItTrainsElastic) {
+  EXPECT_TRUE(is_elastic_ready_line("shardflow elastic: rank 2 of 4 trains elastic (2:4)"));
+  EXPECT_TRUE(is_elastic_ready_line("[I rank 2] shardflow elastic: rank 2 of 4 trains elastic (2:4)"));
+  EXPECT_FALSE(is_elastic_ready_line("shardflow elastic: rank x of 4 trains elastic (2:4)"));
+  EXPECT_FALSE(is_elastic_ready_line("shardflow elastic: rank 2 of 4 trains (2:4)"));
+  EXPECT_FALSE(is_elastic_ready_line(kLine));
+  EXPECT_FALSE(is_elastic_ready_line("epoch: 1 step: 2, loss is 2.3"));
+}
+
+TEST(SfrunElasticMembership, KnowsWhenARankHasSaidItTrainsElastic) {
+  ElasticMembership m(4);
+  EXPECT_FALSE(m.announced());
+  EXPECT_EQ(m.on_line("epoch: 1 step: 1, loss is 2.3"), "");
+  EXPECT_FALSE(m.announced());
+  EXPECT_EQ(m.on_line("shardflow elastic: rank 0 of 4 trains elastic (2:4)"), "");  // not shown
+  EXPECT_TRUE(m.announced());
 }
 
 TEST(SfrunElasticMembership, FollowsTheNewestGenerationAndShowsEachOnce) {

@@ -18,6 +18,9 @@
 #                   generation 1 again (door.stale), then one of generation 2 (door.2); the
 #                   replacement given that exits 4; the survivors exit 0
 #   never-joins     the replacement waits forever; the survivors exit 0 once it has started
+# Every rank first says that it trains elastic, as train_elastic does, and waits until sfrun has
+# read it; except in
+#   not-elastic     3 ranks that never say it: rank 1 dies of SIGKILL, the others wait to be stopped
 set -u
 mode=$1 logs=$2 err=$3
 rank=$SF_RANK
@@ -60,6 +63,13 @@ changed() {
     "($4 -> $(($(tr -cd , <<<"$members" | wc -c) + 1)) ranks; this rank $rank -> $new); rolled back to step 0;" \
     "recovered in 0.001 s" >&2
 }
+
+if [[ $mode == not-elastic ]]; then
+  [[ $rank == 1 ]] && kill -KILL $$
+  exec sleep 60
+fi
+echo "[I rank $rank] shardflow elastic: rank $rank of $SF_WORLD_SIZE trains elastic (${SF_ELASTIC-})" >&2
+await_in "$logs/rank.$rank/stderr" "trains elastic"
 
 # A replacement (restarts).
 if [[ -n ${SF_ELASTIC_JOIN-} ]]; then
