@@ -228,6 +228,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
     } catch (const Error&) {
       continue;  // a member was lost while linking: the next round finds it in the transport
     }
+    change.waiting = joining;
     return change;
   }
 }

@@ -72,6 +72,9 @@ struct MembershipChange {
   int64_t step = 0;
   /// The labels of the ranks that joined (JoinRequest::label): new ranks members.size() on.
   std::vector<int> joined;
+  /// Rank 0: the door's requests this change did not admit, oldest first (the door may serve
+  /// the next world, whose rank 0 this rank stays).
+  std::vector<JoinRequest> waiting;
   /// Rounds it took (1 when every survivor saw the same losses at once).
   int rounds = 0;
   /// This rank's endpoint of the new world (members.size() ranks, generation + 1).

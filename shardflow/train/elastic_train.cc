@@ -190,6 +190,10 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     timeline.path = fmt::format("{}/rank.{}.timeline.json", options.timeline_dir,
                                 launch[static_cast<size_t>(comm::current_rank().rank())]);
   }
+  // Rank 0's door, kept from world to world while this rank stays rank 0 and the job may grow,
+  // with the requests it holds that no change has admitted yet.
+  std::unique_ptr<comm::JoinDoor> door;
+  std::vector<comm::JoinRequest> waiting;
   for (uint32_t generation = first_generation;; ++generation) {
     TrainingSetup setup = build(generation);
     ResumePoint from = setup.from;
@@ -206,9 +210,14 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
     // A world with room for more ranks takes replacements at rank 0's door (sfrun --max-restarts).
     const bool may_grow = world->size() < range->max;
-    std::unique_ptr<comm::JoinDoor> door = may_grow && world->rank() == 0 ? world->open_door() : nullptr;
-    if (door) log_line(fmt::format("shardflow elastic: join generation {} at {}", generation, door->address()));
-    auto watch = std::make_unique<LossWatch>(world, door.get(), may_grow);
+    if (may_grow && world->rank() == 0) {
+      if (!door) door = world->open_door();
+      if (door) log_line(fmt::format("shardflow elastic: join generation {} at {}", generation, door->address()));
+    } else {
+      door.reset();  // the requests it holds are refused
+      waiting.clear();
+    }
+    auto watch = std::make_unique<LossWatch>(world, door.get(), may_grow, waiting);
     std::vector<CallbackPtr> callbacks = setup.callbacks;
     callbacks.push_back(commits);
     if (may_grow)
@@ -245,7 +254,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     in.max_size = range->max;
     in.labels = launch;
     const comm::MembershipChange change = comm::agree_membership(*world, in);
-    door.reset();  // a request it still holds is refused: the replacement asks at the next door
+    waiting = change.waiting;
     std::optional<TrainingState> state = commits->at(change.step);
     SF_ENFORCE(state, Error, "elastic: rank {} holds no state of the agreed step {} (its newest is {})", me,
                change.step, commits->newest_step());
@@ -257,7 +266,13 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     if (change.rank == 0) {
       for (int r = 1; r < change.transport->size(); ++r) send_training_state(*change.transport, r, *state, change.step);
     } else {
-      state = recv_training_state(*change.transport, 0, in.timeout).state;
+      try {
+        state = recv_training_state(*change.transport, 0, in.timeout).state;
+      } catch (const PeerLost&) {
+        // Rank 0 was lost as the world began: this rank goes on from its own state of the step,
+        // equal in the parameters; the new world's watcher sees the loss at once, and the next
+        // agreement sends a state again.
+      }
     }
     std::vector<int> lost_launch, members_launch;
     for (int r : change.lost) lost_launch.push_back(launch[r]);

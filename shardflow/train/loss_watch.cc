@@ -10,8 +10,13 @@ namespace {
 constexpr std::chrono::milliseconds kPoll{5};
 }  // namespace
 
-LossWatch::LossWatch(std::shared_ptr<comm::Transport> transport, comm::JoinDoor* door, bool may_grow)
-    : transport_(std::move(transport)), door_(door), may_grow_(may_grow), thread_([this] { run(); }) {}
+LossWatch::LossWatch(std::shared_ptr<comm::Transport> transport, comm::JoinDoor* door, bool may_grow,
+                     std::vector<comm::JoinRequest> waiting)
+    : transport_(std::move(transport)),
+      door_(door),
+      may_grow_(may_grow),
+      requests_(std::move(waiting)),
+      thread_([this] { run(); }) {}
 
 LossWatch::~LossWatch() { stop(); }
 
@@ -25,10 +30,10 @@ bool LossWatch::wait_for_join() {
     std::this_thread::sleep_for(kPoll);
     if (!joins_open_.load()) return false;
     std::vector<comm::JoinRequest> got = door_->poll();
-    if (got.empty()) return false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.insert(requests_.end(), got.begin(), got.end());
+      if (requests_.empty()) return false;  // a request from an earlier world counts as soon as the door opens
     }
     const Tensor notice = Tensor::full({1}, 1.0f);
     for (int r = 0; r < transport_->size(); ++r)

@@ -33,8 +33,9 @@ class LossWatch {
  public:
   /// Starts watching `transport`. `door` (rank 0, or null) is the world's door; `may_grow` says
   /// whether a replacement may join this world (the others then listen for rank 0's notice).
+  /// `waiting` are requests the door received in an earlier world that it still holds.
   explicit LossWatch(std::shared_ptr<comm::Transport> transport, comm::JoinDoor* door = nullptr,
-                     bool may_grow = false);
+                     bool may_grow = false, std::vector<comm::JoinRequest> waiting = {});
   /// Stops the thread.
   ~LossWatch();
   LossWatch(const LossWatch&) = delete;
@@ -46,7 +47,8 @@ class LossWatch {
   bool fired() const { return fired_.load(); }
   /// True when it fired for a request to join (at rank 0's door, or told by rank 0).
   bool join_asked() const { return join_asked_.load(); }
-  /// The requests rank 0's door received, oldest first.
+  /// The requests rank 0's door holds (those given at construction, then those it received),
+  /// oldest first.
   std::vector<comm::JoinRequest> requests() const;
   /// Opens or closes the door (see the file comment); closed at first.
   void set_joins_open(bool open) { joins_open_.store(open); }

@@ -16,6 +16,7 @@ and no survivor loses more than one step.
   below     two of 4 killed with MIN 3: the survivors save the agreed step and stop
   rejoin N  N runs with --max-restarts 1: a rank killed, its replacement joins, the job ends on 4
             ranks; the oracle chains (3 ranks from the rollback, then 4 from the join)
+  rejoin-two  two ranks killed at once with --max-restarts 2: both replacements join, one change each
 """
 
 import argparse
@@ -37,7 +38,8 @@ RANKS = 4
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below", "rejoin"])
+    ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below", "rejoin",
+                                             "rejoin-two"])
     ap.add_argument("count", nargs="?", type=int, default=20)
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True, help="examples/data_parallel")
@@ -164,6 +166,21 @@ def main():
             assert "this rank joined ->" in job.text(victim), f"rejoin{i}: the replacement printed no join line"
             assert "starting a replacement for rank" in job.err, f"rejoin{i}: sfrun said:\n{job.err}"
         print(f"rejoin: {a.count} runs, each back to {RANKS} ranks, all equal to the chained restart oracle")
+    elif a.scenario == "rejoin-two":
+        # Two ranks killed at once, --max-restarts 2: both replacements ask at the same door; one
+        # change admits one, and the door keeps the other for the next.
+        pair = rng.sample(range(RANKS), 2)
+
+        def both(j):
+            moment(j, next(r for r in range(RANKS) if r not in pair), total // 4)
+            for p in [j.pid(r) for r in pair]:
+                os.kill(p, signal.SIGKILL)
+        job = elastic("rejoin_two", both, restarts=2)
+        changes = check(job, [])
+        joined = sorted(int(c.group(2).split()[1]) for c in changes if "joined" in c.group(2))
+        assert joined == sorted(pair), f"rejoin-two: killed {sorted(pair)}, joined {joined}"
+        print(f"rejoin-two: ranks {sorted(pair)} killed at once, both replaced in {len(changes)} changes, equal to "
+              f"the chained restart oracle")
     elif a.scenario == "below":
         pair = rng.sample(range(RANKS), 2)
 
