@@ -1,6 +1,7 @@
 #include <shardflow/comm/membership.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <string>
 #include <thread>
@@ -119,12 +120,14 @@ bool admit_joiner(Transport& world, const MembershipInput& in, std::vector<JoinR
   }
   const std::string text = decode_text(relay);
   const size_t space = text.find(' ');
-  SF_ENFORCE(space != std::string::npos, Error, "membership: rank 0 relayed a malformed joiner '{}'",
-             brief_text(text, 80));
+  int label = -1;
+  const bool parsed = space != std::string::npos &&
+                      std::from_chars(text.data(), text.data() + space, label).ptr == text.data() + space;
+  SF_ENFORCE(parsed && label >= 0, Error, "membership: rank 0 relayed a malformed joiner '{}'", brief_text(text, 80));
   const std::string address = text.substr(space + 1);
   if (address.empty()) return false;
   addresses.push_back(address);
-  change.joined = {std::stoi(text.substr(0, space))};
+  change.joined = {label};
   return true;
 }
 

@@ -185,7 +185,9 @@ def main():
         pair = rng.sample(range(RANKS), 2)
 
         def both(j):
-            moment(j, next(r for r in range(RANKS) if r not in pair))
+            # In the first epoch: a later step, mapped by rows to 2 ranks, can lie past the last
+            # epoch, and then neither the saved step nor the restart has anything left to train.
+            moment(j, next(r for r in range(RANKS) if r not in pair), total // 2)
             for p in [j.pid(r) for r in pair]:
                 os.kill(p, signal.SIGKILL)
         job = elastic("below", both, elastic_range="3:4")
@@ -201,8 +203,10 @@ def main():
         resumed = er.run_oracle(a.sfrun, a.program, a.work, "below_resumed", 2, args, saved)
         oracle = er.run_oracle(a.sfrun, a.program, a.work, "below_oracle", 2, args,
                                os.path.join(ref_ckpt, f"step_{step}"))
-        for r in range(2):
-            assert er.segments(resumed.text(r)) [0][1] == er.segments(oracle.text(r))[0][1], \
+        assert (resumed is None) == (oracle is None), \
+            f"below: step {step} resumed from the stop checkpoint and the restart disagree on whether any is left"
+        for r in range(2 if resumed else 0):
+            assert er.segments(resumed.text(r))[0][1] == er.segments(oracle.text(r))[0][1], \
                 f"below: rank {r} resumed from the stop checkpoint differs from the restart from step {step}"
         print(f"below: ok: ranks {pair} killed, survivors {survivors} saved step {step} and stopped (sfrun {job.rc}); "
               f"resumed from it they equal the restart oracle")

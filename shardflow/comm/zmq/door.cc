@@ -65,7 +65,7 @@ DoorAdmission decode_admission(const int32_t* v, size_t n, const std::string& do
   a.generation = static_cast<uint32_t>(v[0]);
   a.rank = v[1];
   a.size = v[2];
-  if (a.size < 1 || a.rank < 0 || a.rank >= a.size || n < 3 + static_cast<size_t>(a.size)) bad();
+  if (v[0] < 1 || a.size < 1 || a.rank < 0 || a.rank >= a.size || n < 3 + static_cast<size_t>(a.size)) bad();
   size_t i = 3;
   for (int r = 0; r < a.size; ++r) a.labels.push_back(v[i++]);
   for (int r = 0; r < a.size; ++r) {
