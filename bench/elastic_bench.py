@@ -141,9 +141,7 @@ def one_kill(a, rng, i, args):
             t.close()
         rc = job.finish()
     except Exception:
-        if job.proc.poll() is None:
-            os.killpg(job.proc.pid, signal.SIGKILL)
-            job.proc.communicate()
+        job.kill()
         raise
     changes = {}
     for r in survivors:
@@ -201,9 +199,7 @@ def one_rejoin(a, rng, i, args):
         tail.close()
         rc = job.finish()
     except Exception:
-        if job.proc.poll() is None:
-            os.killpg(job.proc.pid, signal.SIGKILL)
-            job.proc.communicate()
+        job.kill()
         raise
     if rc != 0:
         raise RuntimeError(f"{name}: sfrun exited {rc}; its stderr:\n{job.err}")

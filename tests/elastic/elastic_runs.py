@@ -87,6 +87,12 @@ class Job:
         os.kill(pid, sig)
         return time.monotonic()
 
+    def kill(self):
+        """Ends the whole job at once (sfrun and its ranks), as a failed test leaves it."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.communicate()
+
     def finish(self):
         left = max(1.0, self.deadline - time.monotonic())
         try:

@@ -85,6 +85,14 @@ def main():
         job.finish()
         return job
 
+    def kill_two(pair, last=None):
+        """A disturbance: both ranks of `pair` SIGKILLed together, at a moment of another rank."""
+        def disturb(j):
+            moment(j, next(r for r in range(RANKS) if r not in pair), last)
+            for p in [j.pid(r) for r in pair]:
+                os.kill(p, signal.SIGKILL)
+        return disturb
+
     def check(job, expect_lost):
         if job.rc != 0:
             raise SystemExit(f"{job.name}: sfrun exited {job.rc}:\n{job.err}")
@@ -122,13 +130,7 @@ def main():
             print("rank0: the survivors' timeline shows the change as a marker (sfviz show)")
     elif a.scenario == "two":
         pair = rng.sample(range(RANKS), 2)
-
-        def both(j):
-            moment(j, next(r for r in range(RANKS) if r not in pair))
-            pids = [j.pid(r) for r in pair]
-            for p in pids:
-                os.kill(p, signal.SIGKILL)
-        check(elastic("two", both), pair)
+        check(elastic("two", kill_two(pair)), pair)
     elif a.scenario == "recovery":
         first_victim, second = rng.sample(range(RANKS), 2)
 
@@ -170,12 +172,7 @@ def main():
         # Two ranks killed at once, --max-restarts 2: both replacements ask at the same door; one
         # change admits one, and the door keeps the other for the next.
         pair = rng.sample(range(RANKS), 2)
-
-        def both(j):
-            moment(j, next(r for r in range(RANKS) if r not in pair), total // 4)
-            for p in [j.pid(r) for r in pair]:
-                os.kill(p, signal.SIGKILL)
-        job = elastic("rejoin_two", both, restarts=2)
+        job = elastic("rejoin_two", kill_two(pair, total // 4), restarts=2)
         changes = check(job, [])
         joined = sorted(int(c.group(2).split()[1]) for c in changes if "joined" in c.group(2))
         assert joined == sorted(pair), f"rejoin-two: killed {sorted(pair)}, joined {joined}"
@@ -183,14 +180,9 @@ def main():
               f"the chained restart oracle")
     elif a.scenario == "below":
         pair = rng.sample(range(RANKS), 2)
-
-        def both(j):
-            # In the first epoch: a later step, mapped by rows to 2 ranks, can lie past the last
-            # epoch, and then neither the saved step nor the restart has anything left to train.
-            moment(j, next(r for r in range(RANKS) if r not in pair), total // 2)
-            for p in [j.pid(r) for r in pair]:
-                os.kill(p, signal.SIGKILL)
-        job = elastic("below", both, elastic_range="3:4")
+        # In the first epoch: a later step, mapped by rows to 2 ranks, can lie past the last epoch,
+        # and then neither the saved step nor the restart has anything left to train.
+        job = elastic("below", kill_two(pair, total // 2), elastic_range="3:4")
         assert job.rc != 0, "below: sfrun exited 0 with 2 of 4 ranks and MIN 3"
         survivors = sorted(set(range(RANKS)) - set(pair))
         for r in survivors:
