@@ -105,6 +105,16 @@ class Job:
         return self.rc
 
 
+def committed_step(ckpt_dir):
+    """The newest step committed to a checkpoint directory (its `latest`), 0 when none is."""
+    try:
+        with open(os.path.join(ckpt_dir, "latest"), encoding="utf-8") as f:
+            name = f.read().strip()
+    except FileNotFoundError:
+        return 0
+    return int(name[len("step_"):]) if name.startswith("step_") and name[len("step_"):].isdigit() else 0
+
+
 def segments(text):
     """A rank's stdout cut at its membership lines, by generation: {generation: (change or None,
     {(epoch, step): loss})}. A replacement's lines follow those of the rank it replaces, from the

@@ -100,8 +100,9 @@ class ZmqDoor final : public JoinDoor {
   const std::string& address() const override { return address_; }
 
   std::vector<JoinRequest> poll() override {
+    read_pending(nullptr);
     std::vector<JoinRequest> out;
-    read_pending(&out, nullptr);
+    out.swap(fresh_);
     return out;
   }
 
@@ -127,7 +128,7 @@ class ZmqDoor final : public JoinDoor {
     const auto deadline = Clock::now() + timeout;
     while (answer.empty() && Clock::now() < deadline) {
       if (!door_readable(socket_, deadline)) break;
-      read_pending(nullptr, [&](const std::string& from, const Header& reply) {
+      read_pending([&](const std::string& from, const Header& reply) {
         if (from == id) answer = reply.endpoints[0];
       });
     }
@@ -150,10 +151,11 @@ class ZmqDoor final : public JoinDoor {
     bool proven = false, asked = false, admitted = false, refused = false;
   };
 
-  // Reads what is pending (without waiting): advances handshakes, collects requests into
-  // `requests`, and passes an admitted joiner's kJoin answer to `on_answer`.
+  // Reads what is pending (without waiting): advances handshakes, keeps new requests for the
+  // next poll() (one may come while another joiner is admitted), and passes an admitted
+  // joiner's kJoin answer to `on_answer`.
   template <class OnAnswer>
-  void read_pending(std::vector<JoinRequest>* requests, OnAnswer on_answer) {
+  void read_pending(OnAnswer on_answer) {
     std::vector<Message> parts;
     const HeaderLimits limits{kMaxLabel, 0};
     while (size_t count = recv_parts(socket_, parts, 2)) {
@@ -199,7 +201,7 @@ class ZmqDoor final : public JoinDoor {
       }
       if (c.asked) continue;  // asked twice: one request
       c.asked = true;
-      if (requests) requests->push_back(JoinRequest{c.label, c.id});
+      fresh_.push_back(JoinRequest{c.label, c.id});
     }
   }
 
@@ -227,6 +229,7 @@ class ZmqDoor final : public JoinDoor {
   Socket socket_;
   std::string address_;
   std::unordered_map<std::string, Conn> conns_;
+  std::vector<JoinRequest> fresh_;  // asked since the last poll()
   uint64_t next_id_ = 0;
 };
 
