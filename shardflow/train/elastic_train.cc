@@ -163,12 +163,12 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   if (const comm::Admission* admitted = comm::current_rank().transport()->admission()) {
     // A replacement that joined a running job: the members' rank 0 sends the agreed state.
     ReceivedState got = recv_training_state(*comm::current_rank().transport(), 0, std::chrono::seconds(60));
-    const auto asked = admitted->linked_at;
+    const auto linked = admitted->linked_at;
     first_generation = admitted->generation;
     launch = admitted->labels;
     restore = std::move(got.state);
     restore_step = got.step;
-    detected = asked;
+    detected = linked;
     const int me = comm::current_rank().rank();
     // The members' line, seen from the joiner (one shape for sfrun and for readers).
     change_line = fmt::format("shardflow elastic: generation {}: rank {} joined; detected at {}; members {} ({} -> {} "
@@ -177,7 +177,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
                               first_generation, launch[static_cast<size_t>(me)],
                               clock_time(std::chrono::system_clock::now()), joined(launch), launch.size() - 1,
                               launch.size(), me, restore_step, got.bytes,
-                              std::chrono::duration<double>(SteadyClock::now() - asked).count());
+                              std::chrono::duration<double>(SteadyClock::now() - linked).count());
   }
   // sfrun keeps the job going after a loss only once a rank has said this (tools/sfrun/elastic_lines.h).
   log_line(fmt::format("shardflow elastic: rank {} of {} trains elastic ({}:{})",

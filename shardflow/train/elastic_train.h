@@ -27,6 +27,12 @@
 /// `shardflow elastic: generation 1: lost rank 2; detected at 17:20:01.123; members 0,1,3 (4 -> 3
 /// ranks; this rank 3 -> 2); rolled back to step 17; recovered in 0.412 s`.
 ///
+/// A world with fewer than MAX ranks also takes a replacement (sfrun --max-restarts; docs/elastic.md,
+/// "Rejoin"): its rank 0 keeps a door (comm/transport.h JoinDoor) where the replacement, whose
+/// comm::init joined there, asks; the ranks leave their step as after a loss, admit it in the
+/// agreement, and the new rank 0 sends every other rank the agreed step's state
+/// (train/state_transfer.h). The replacement's own train_elastic starts from that state.
+///
 /// Where it stops instead, one line each: fewer than MIN ranks left (after saving the agreed
 /// step's state to ElasticOptions::stop_checkpoint_dir, on the survivors), a rank that was
 /// frozen past the heartbeat bound (its peers went on without it), a transport that cannot
