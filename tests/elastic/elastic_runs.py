@@ -133,11 +133,24 @@ def segments(text):
     return out
 
 
-def run_oracle(sfrun, program, work, name, ranks, args, resume, save=False, timeout=120):
+def run_oracle(sfrun, program, work, name, ranks, args, resume, save=False, timeout=120, until=None):
     """The restart oracle: the same program on `ranks` ranks resumed from `resume`; with `save`,
-    saving every step (the oracle of a later change resumes from its checkpoints)."""
-    saving = ["--checkpoint-dir", os.path.join(work, name + "_ckpt"), "--save-every", "1"] if save else []
+    saving every step (the oracle of a later change resumes from its checkpoints). With `until`
+    (the step a later change goes back to, from resume step `until[1]`), only what that change
+    reads is waited for: every rank's loss lines through the step after it, and its checkpoint;
+    then the oracle is stopped."""
+    ckpt = os.path.join(work, name + "_ckpt")
+    saving = ["--checkpoint-dir", ckpt, "--save-every", "1"] if save else []
     job = Job(sfrun, program, work, name, ranks, list(args) + ["--resume", resume] + saving, timeout=timeout)
+    if until is not None:
+        step, start = until
+        enough = lambda: (committed_step(ckpt) >= step and
+                          all(job.losses_seen(r) >= step + 1 - start for r in range(ranks)))  # noqa: E731
+        while job.proc.poll() is None and not enough() and time.monotonic() < job.deadline:
+            time.sleep(0.005)
+        if job.proc.poll() is None and enough():
+            job.kill()
+            return job
     if job.finish() != 0:
         # The step mapped to these ranks lies past the last epoch (train/state_mapping.h): a
         # restart has nothing to train, and Model::train refuses such a point.
@@ -182,7 +195,9 @@ def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launc
             break
         if source is None or step != prev_step:
             source = os.path.join(prev_ckpt, f"step_{step}")
-        oracle = run_oracle(sfrun, program, work, f"{job.name}_oracle{g}", n, args, source, save=g < len(changes))
+        later = (int(changes[g].group(9)), step) if g < len(changes) else None
+        oracle = run_oracle(sfrun, program, work, f"{job.name}_oracle{g}", n, args, source, save=later is not None,
+                            until=later)
         prev_ckpt = os.path.join(work, f"{job.name}_oracle{g}_ckpt")
         if oracle is None:  # nothing left to train after the change, on either side
             for r in members:
