@@ -12,9 +12,6 @@ namespace sf {
 
 namespace {
 
-// Far above the agreement's rounds (comm/membership.cc) and below its join notice.
-comm::Tag state_tag() { return comm::membership_tag(0xfffffff0u, 0); }
-
 // The header is JSON text, a character per i32 (a few KiB: the scalars and the names).
 Tensor text_tensor(const std::string& s) {
   std::vector<int32_t> v(s.begin(), s.end());
@@ -30,15 +27,17 @@ std::string tensor_text(const Tensor& t) {
 
 }  // namespace
 
+comm::Tag training_state_tag() { return comm::membership_tag(0xfffffff0u, 0); }
+
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step) {
   nlohmann::json head = {{"step", step}, {"scalars", state.scalars}, {"names", nlohmann::json::array()}};
   for (const auto& [name, t] : state.tensors) head["names"].push_back(name);
-  world.send(peer, state_tag(), text_tensor(head.dump()));
-  for (const auto& [name, t] : state.tensors) world.send(peer, state_tag(), t);
+  world.send(peer, training_state_tag(), text_tensor(head.dump()));
+  for (const auto& [name, t] : state.tensors) world.send(peer, training_state_tag(), t);
 }
 
 ReceivedState recv_training_state(comm::Transport& world, int peer, std::chrono::milliseconds timeout) {
-  const Tensor head_t = world.recv(peer, state_tag(), timeout);
+  const Tensor head_t = world.recv(peer, training_state_tag(), timeout);
   SF_ENFORCE(head_t.dtype() == DType::kI32 && head_t.shape().size() == 1, Error,
              "elastic: rank {} sent a malformed state header", peer);
   nlohmann::json head = nlohmann::json::parse(tensor_text(head_t), nullptr, false);
@@ -51,7 +50,7 @@ ReceivedState recv_training_state(comm::Transport& world, int peer, std::chrono:
   out.state.scalars = std::move(head["scalars"]);
   for (const auto& name : head["names"]) {
     SF_ENFORCE(name.is_string(), Error, "elastic: rank {} sent a malformed state header", peer);
-    Tensor t = world.recv(peer, state_tag(), timeout);
+    Tensor t = world.recv(peer, training_state_tag(), timeout);
     out.bytes += t.nbytes();
     out.state.tensors.emplace_back(name.get<std::string>(), std::move(t));
   }

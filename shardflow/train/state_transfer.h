@@ -16,6 +16,10 @@
 
 namespace sf {
 
+/// The membership tag every message of a transfer travels under (far above the agreement's
+/// rounds, below comm::join_notice_tag).
+comm::Tag training_state_tag();
+
 /// Sends `state`, the state of step `step`, to `peer`.
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step);
 

@@ -1,0 +1,85 @@
+// send_training_state / recv_training_state (train/state_transfer.h): how a rank that joins a
+// running elastic job, and every member after a change, gets the new rank 0's state. What is
+// received equals what was sent, tensor by tensor and bit by bit, with the scalars and the step;
+// it travels under a membership tag, so an interrupted transport still carries it (zmq: real
+// sockets, the bytes copied); a malformed
+// header is refused in one line and a silent sender is named.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <shardflow/comm/zmq/transport.h>
+#include <shardflow/core/error.h>
+#include <shardflow/train/state_transfer.h>
+
+namespace sf {
+namespace {
+// Its own namespace: the test files are compiled several to a unit.
+namespace state_transfer_test {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+TrainingState a_state() {
+  TrainingState s;
+  s.tensors.emplace_back("dense.weight", Tensor::from_vector({2, 3}, std::vector<float>{1.5f, -0.f, 3e-38f, 7, 8, 9}));
+  s.tensors.emplace_back("moments.dense.weight", Tensor::full({2, 3}, 0.25f));
+  s.tensors.emplace_back("global_step", Tensor::from_vector({1}, std::vector<int32_t>{17}));
+  s.scalars = {{"global_step", 17}, {"epoch", 1}, {"step_in_epoch", 2}, {"ranks", 3}, {"optimizer", {{"lr", 0.01}}}};
+  return s;
+}
+
+TEST(StateTransfer, WhatArrivesIsWhatWasSentBitwise) {
+  auto world = comm::make_zmq_world(2);
+  const TrainingState sent = a_state();
+  send_training_state(*world[0], 1, sent, 17);
+  const ReceivedState got = recv_training_state(*world[1], 0, 5s);
+  EXPECT_EQ(got.step, 17);
+  EXPECT_EQ(got.state.scalars, sent.scalars);
+  ASSERT_EQ(got.state.tensors.size(), sent.tensors.size());
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < sent.tensors.size(); ++i) {
+    const auto& [name, t] = sent.tensors[i];
+    EXPECT_EQ(got.state.tensors[i].first, name);
+    const Tensor& u = got.state.tensors[i].second;
+    ASSERT_EQ(u.dtype(), t.dtype()) << name;
+    ASSERT_EQ(u.shape(), t.shape()) << name;
+    EXPECT_EQ(std::memcmp(u.raw(), t.raw(), t.nbytes()), 0) << name;
+    bytes += t.nbytes();
+  }
+  EXPECT_EQ(got.bytes, bytes);
+}
+
+TEST(StateTransfer, AnInterruptedTransportStillCarriesIt) {
+  auto world = comm::make_zmq_world(2);
+  world[1]->interrupt(0, "a join (test)");  // as every rank's is while a change is agreed on
+  send_training_state(*world[0], 1, a_state(), 3);
+  EXPECT_EQ(recv_training_state(*world[1], 0, 5s).step, 3);
+}
+
+TEST(StateTransfer, AMalformedHeaderIsRefusedInOneLine) {
+  auto world = comm::make_zmq_world(2);
+  const std::string junk = "{\"step\": \"x\"}";
+  std::vector<int32_t> chars(junk.begin(), junk.end());
+  world[0]->send(1, training_state_tag(), Tensor::from_vector({static_cast<int64_t>(chars.size())}, chars));
+  try {
+    recv_training_state(*world[1], 0, 5s);
+    ADD_FAILURE() << "a malformed header was taken";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("rank 0 sent a malformed state header"));
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+TEST(StateTransfer, ASilentSenderIsNamed) {
+  auto world = comm::make_zmq_world(2);
+  EXPECT_THROW(recv_training_state(*world[1], 0, 50ms), PeerLost);
+}
+
+}  // namespace state_transfer_test
+}  // namespace
+}  // namespace sf
