@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <shardflow/comm/text_tensor.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
 
@@ -58,17 +59,6 @@ Proposal decode_proposal(const Tensor& t, uint32_t round, int from, int size) {
   return p;
 }
 
-Tensor encode_text(const std::string& s) {
-  std::vector<int32_t> v(s.begin(), s.end());
-  return Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
-}
-
-std::string decode_text(const Tensor& t) {
-  std::string s;
-  for (int64_t i = 0; i < t.numel(); ++i) s.push_back(static_cast<char>(t.i32()[i]));
-  return s;
-}
-
 // Why a round ends early.
 enum class Wait { kGot, kLost, kNewLoss };
 
@@ -112,13 +102,13 @@ bool admit_joiner(Transport& world, const MembershipInput& in, std::vector<JoinR
                                               static_cast<int>(table.size()), in.generation + 1, table, labels,
                                               in.link_timeout);
     // The label travels first; an empty address tells the others the joiner did not answer.
-    relay = encode_text(fmt::format("{} {}", request.label, answer));
+    relay = text_tensor(fmt::format("{} {}", request.label, answer));
     for (int r : alive)
       if (r != me) world.send(r, membership_tag(round, kJoinerSlot), relay);
   } else if (wait_for(world, 0, membership_tag(round, kJoinerSlot), lost, in.timeout, relay) != Wait::kGot) {
     return false;
   }
-  const std::string text = decode_text(relay);
+  const std::string text = tensor_text(relay);
   const size_t space = text.find(' ');
   int label = -1;
   const bool parsed = space != std::string::npos &&
@@ -207,7 +197,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
     const int new_size = static_cast<int>(alive.size()) + joiners;
     std::unique_ptr<WorldSeed> seed = world.seed_next_world(change.rank, new_size, in.generation + 1);
     SF_ENFORCE(seed, InvalidArgument, "membership: the {} transport cannot change its members", world.name());
-    const Tensor address = encode_text(seed->address());
+    const Tensor address = text_tensor(seed->address());
     for (int r : alive)
       if (r != me) world.send(r, membership_tag(round, kAddressSlot), address);
     std::vector<std::string> addresses;
@@ -222,7 +212,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
         complete = false;
         break;
       }
-      addresses.push_back(decode_text(got));
+      addresses.push_back(tensor_text(got));
     }
     if (!complete) continue;
     if (joiners > 0 && !admit_joiner(world, in, joining, round, alive, lost, addresses, change)) continue;

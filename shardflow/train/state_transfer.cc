@@ -1,38 +1,20 @@
 #include <shardflow/train/state_transfer.h>
 
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include <shardflow/core/brief.h>
+#include <shardflow/comm/text_tensor.h>
 #include <shardflow/core/error.h>
 
 namespace sf {
-
-namespace {
-
-// The header is JSON text, a character per i32 (a few KiB: the scalars and the names).
-Tensor text_tensor(const std::string& s) {
-  std::vector<int32_t> v(s.begin(), s.end());
-  return Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
-}
-
-std::string tensor_text(const Tensor& t) {
-  std::string s;
-  s.reserve(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) s.push_back(static_cast<char>(t.i32()[i]));
-  return s;
-}
-
-}  // namespace
 
 comm::Tag training_state_tag() { return comm::membership_tag(0xfffffff0u, 0); }
 
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step) {
   nlohmann::json head = {{"step", step}, {"scalars", state.scalars}, {"names", nlohmann::json::array()}};
   for (const auto& [name, t] : state.tensors) head["names"].push_back(name);
-  world.send(peer, training_state_tag(), text_tensor(head.dump()));
+  world.send(peer, training_state_tag(), comm::text_tensor(head.dump()));
   for (const auto& [name, t] : state.tensors) world.send(peer, training_state_tag(), t);
 }
 
@@ -40,7 +22,7 @@ ReceivedState recv_training_state(comm::Transport& world, int peer, std::chrono:
   const Tensor head_t = world.recv(peer, training_state_tag(), timeout);
   SF_ENFORCE(head_t.dtype() == DType::kI32 && head_t.shape().size() == 1, Error,
              "elastic: rank {} sent a malformed state header", peer);
-  nlohmann::json head = nlohmann::json::parse(tensor_text(head_t), nullptr, false);
+  nlohmann::json head = nlohmann::json::parse(comm::tensor_text(head_t), nullptr, false);
   SF_ENFORCE(head.is_object() && head.contains("step") && head["step"].is_number_integer() &&
                  head.contains("scalars") && head["scalars"].is_object() && head.contains("names") &&
                  head["names"].is_array(),
