@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <shardflow/comm/zmq/control.h>
 #include <shardflow/comm/zmq/header.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
@@ -27,24 +28,6 @@ constexpr int kMaxLabel = 1 << 20;
 constexpr uint64_t kMaxAdmissionBytes = 1 << 20;
 constexpr int kDoorRank = 0;
 constexpr Tag kAdmissionTag = 1;
-
-bool door_send(Socket& s, const Header& h, const std::string* rid) {
-  const std::vector<uint8_t> bytes = encode_header(h);
-  if (rid) {
-    Message id(rid->data(), rid->size());
-    if (!send_frame(s, id, true)) return false;
-  }
-  Message m(bytes.data(), bytes.size());
-  return send_frame(s, m, h.nbytes != 0);  // a data header's payload frame follows
-}
-
-bool door_readable(Socket& s, Clock::time_point deadline) {
-  const long left = std::max<long>(0, std::chrono::ceil<milliseconds>(deadline - Clock::now()).count());
-  zmq_pollitem_t item{s.get(), 0, ZMQ_POLLIN, 0};
-  const int rc = zmq_poll(&item, 1, left);
-  if (rc < 0 && zmq_errno() != EINTR) SF_THROW(Error, "zmq door: zmq_poll failed: {}", zmq_strerror(zmq_errno()));
-  return rc > 0;
-}
 
 std::vector<int32_t> encode_admission(uint32_t generation, int rank, int size, const std::vector<int>& labels,
                                       const std::vector<std::string>& addresses) {
@@ -120,14 +103,14 @@ class ZmqDoor final : public JoinDoor {
     h.shape = {static_cast<int64_t>(payload.size())};
     h.nbytes = payload.size() * sizeof(int32_t);
     const std::string id = *rid;
-    if (!door_send(socket_, h, &id)) return forget(id);
+    if (!send_header(socket_, h, &id, true)) return forget(id);  // the payload frame follows
     Message body(payload.data(), h.nbytes);
     if (!send_frame(socket_, body, false)) return forget(id);
     conns_[id].admitted = true;
     std::string answer;
     const auto deadline = Clock::now() + timeout;
     while (answer.empty() && Clock::now() < deadline) {
-      if (!door_readable(socket_, deadline)) break;
+      if (!wait_readable(socket_, deadline, "zmq door")) break;
       read_pending([&](const std::string& from, const Header& reply) {
         if (from == id) answer = reply.endpoints[0];
       });
@@ -182,7 +165,7 @@ class ZmqDoor final : public JoinDoor {
       if (!c.proven) {
         if (h.kind == Kind::kHello && !c.hs) {
           c.hs = std::make_unique<ServerHandshake>(key_, Purpose::kDoor, kDoorRank);
-          door_send(socket_, c.hs->challenge(h), &rid);
+          send_header(socket_, c.hs->challenge(h), &rid);
         } else if (h.kind == Kind::kProof && c.hs && c.hs->accept(h)) {
           c.proven = true;
           c.label = c.hs->client_rank();
@@ -221,7 +204,7 @@ class ZmqDoor final : public JoinDoor {
     Header h;
     h.kind = Kind::kClose;
     h.from = kDoorRank;
-    door_send(socket_, h, &rid);
+    send_header(socket_, h, &rid);
   }
 
   Context ctx_;
@@ -251,12 +234,12 @@ DoorClient::DoorClient(const std::string& door, const std::string& job_secret, i
 
 DoorAdmission DoorClient::wait_admission(Clock::time_point deadline) {
   ClientHandshake hs(key_, Purpose::kDoor, label_, kDoorRank);
-  door_send(socket_, hs.hello(), nullptr);
+  send_header(socket_, hs.hello(), nullptr);
   const HeaderLimits limits{1, kMaxAdmissionBytes};
   std::vector<Message> parts;
   bool proven = false;
   for (;;) {
-    if (!door_readable(socket_, deadline)) {
+    if (!wait_readable(socket_, deadline, "zmq door")) {
       socket_.set(ZMQ_LINGER, 0);
       SF_THROW(Error, "elastic: the door at {} did not {} in time (the job may have ended, or its world changed)",
                door_, proven ? "admit this rank" : "answer");
@@ -272,13 +255,13 @@ DoorAdmission DoorClient::wait_admission(Clock::time_point deadline) {
       if (h.kind == Kind::kClose)
         SF_THROW(Error, "elastic: the door at {} refused this rank (the job ended, or its world changed first)", door_);
       if (!proven && h.kind == Kind::kChallenge && count == 1) {
-        door_send(socket_, hs.answer(h), nullptr);  // throws if the door does not hold the secret
+        send_header(socket_, hs.answer(h), nullptr);  // throws if the door does not hold the secret
         Header ask;
         ask.kind = Kind::kJoin;
         ask.from = label_;
         ask.size = 1;
         ask.endpoints = {""};
-        door_send(socket_, ask, nullptr);
+        send_header(socket_, ask, nullptr);
         proven = true;
       } else if (proven && h.kind == Kind::kData && h.tag == kAdmissionTag && h.dtype == DType::kI32 && count == 2 &&
                  parts[1].size() == h.nbytes) {
@@ -296,7 +279,7 @@ void DoorClient::answer(const std::string& address) {
   h.from = label_;
   h.size = 1;
   h.endpoints = {address};
-  SF_ENFORCE(door_send(socket_, h, nullptr), Error, "elastic: the door at {} is gone", door_);
+  SF_ENFORCE(send_header(socket_, h, nullptr), Error, "elastic: the door at {} is gone", door_);
 }
 
 }  // namespace sf::comm::zmq

@@ -9,6 +9,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include <shardflow/comm/zmq/control.h>
 #include <shardflow/comm/zmq/header.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
@@ -18,33 +19,6 @@ namespace sf::comm::zmq {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
-
-long ms_until(Clock::time_point deadline) {
-  return std::max<long>(0, std::chrono::ceil<milliseconds>(deadline - Clock::now()).count());
-}
-
-// Waits for `s` to be readable until `deadline`; false when it passed.
-bool wait_readable(Socket& s, Clock::time_point deadline) {
-  for (;;) {
-    const long left = ms_until(deadline);
-    zmq_pollitem_t item{s.get(), 0, ZMQ_POLLIN, 0};
-    const int rc = zmq_poll(&item, 1, left);
-    if (rc > 0) return true;
-    if (rc < 0 && zmq_errno() != EINTR) SF_THROW(Error, "zmq rendezvous: zmq_poll failed: {}", zmq_strerror(zmq_errno()));
-    if (left == 0) return false;
-  }
-}
-
-bool send_header(Socket& s, const Header& h, const std::string* rid) {
-  const std::vector<uint8_t> bytes = encode_header(h);
-  if (rid) {
-    Message id(rid->data(), rid->size());
-    if (!send_frame(s, id, true)) return false;
-  }
-  Message m(bytes.data(), bytes.size());
-  return send_frame(s, m, false);
-}
 
 void log(const ZmqJoin& join, const std::string& what) {
   std::fprintf(stderr, "shardflow zmq: rank %d (rendezvous %s): %s\n", join.rank, join.rendezvous.c_str(),
@@ -79,7 +53,7 @@ std::vector<std::string> serve(Context& ctx, const JobKey& key, const ZmqJoin& j
   const HeaderLimits limits{n, 0};
   std::vector<Message> parts;
   while (joined < n) {
-    if (!wait_readable(s, deadline)) {
+    if (!wait_readable(s, deadline, "zmq rendezvous")) {
       s.set(ZMQ_LINGER, 0);  // see ask(): a failed rendezvous must not wait a second time
       std::vector<int> missing;
       for (int r = 1; r < n; ++r)
@@ -154,7 +128,7 @@ std::vector<std::string> ask(Context& ctx, const JobKey& key, const ZmqJoin& joi
   std::vector<Message> parts;
   bool proven = false;
   for (;;) {
-    if (!wait_readable(s, deadline)) {
+    if (!wait_readable(s, deadline, "zmq rendezvous")) {
       // The hello still queued for an absent rank 0 would hold the context's close for the
       // whole linger (connect_timeout): the rank would give up after twice the time its
       // message states. Nothing queued matters once we give up.
