@@ -27,6 +27,18 @@
 // --explain prints each op's strategy and whether it was given or is the default.
 // --dry-run N prints, for N ranks, each rank's parameter and activation bytes and the bytes
 // each collective moves per step, without starting a rank (docs/auto_parallel.md).
+//
+// --tensor-parallel T replaces the seed's strategies with data parallel x tensor parallel, as
+// Megatron-LM splits an MLP: on N devices t = gcd(T, N) ranks split each hidden layer (matmul1's
+// weight by columns, matmul2's by rows, whose partial sums are AllReduced over the t ranks) and
+// the batch goes in N / t blocks, so every weight block has N / t data-parallel replicas. With
+// --api model it trains through train_elastic: under `sfrun --elastic MIN:MAX` a lost rank's
+// blocks are taken from a replica and the survivors go on with the split their count allows
+// (docs/elastic.md):
+//
+//   sfrun -n 4 --elastic 3:4 -- ./build/examples/operator_parallel --tensor-parallel 2 --api model --batch 48
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "examples/example_main.h"
@@ -49,6 +61,9 @@ struct Options {
   std::string save_graphs;
   ex::StrategyOptions strategies;
   int64_t dry_run = 0;
+  int64_t batch = 32;           // the global batch, every rank reads it whole
+  int64_t tensor_parallel = 0;  // --tensor-parallel T: DP x TP instead of the seed's strategies
+  std::string elastic_timeline;  // --elastic-timeline DIR: each rank's steps and membership changes
 };
 
 const std::vector<ds::Transform> image_transforms = {ds::Rescale(1.0f / 255.0f, 0.0f),
@@ -60,7 +75,7 @@ ds::Dataset create_dataset(const ex::CommonOptions& c, int64_t batch_size, const
   if (usage == "train") dataset = ex::take_steps(dataset, c.steps, batch_size);
   dataset = dataset.map(image_transforms, "image");
   dataset = dataset.map({ds::TypeCast(sf::DType::kI32)}, "label");
-  return dataset.batch(batch_size);
+  return dataset.batch(batch_size, usage == "train");  // the whole test set, a short last batch too
 }
 
 // The largest power of two that divides `devices`, up to the seed's 8: the devices the seed's
@@ -74,19 +89,35 @@ int strategy_devices(int64_t devices) {
 // Where the strategies come from, for the first line; nothing for the seed's own.
 std::string strategies_used(const Options& o, int devices) {
   if (!o.strategies.strategy_file.empty()) return ", strategies from " + o.strategies.strategy_file;
+  if (o.tensor_parallel > 0) {
+    const int64_t t = std::gcd(o.tensor_parallel, static_cast<int64_t>(devices));
+    return fmt::format(", data parallel {} x tensor parallel {}", devices / t, t);
+  }
   const int d = strategy_devices(devices);
   if (d == 8) return "";
   if (d == 1) return ", no op sharded (the seed's strategies need a device count with a factor of 2)";
   return fmt::format(", the seed's strategies derived for {} devices", d);
 }
 
-// The seed's strategies for `devices` devices (derived as the header comment says), or those of
-// a strategy file.
-void shard(Network& net, const sf::StrategyTable& from_file, int64_t devices) {
+// --tensor-parallel T on `devices` devices: t = gcd(T, devices) ranks split each hidden layer,
+// the batch goes in devices / t blocks (see the header comment).
+void shard_dp_tp(Network& net, int64_t tensor_parallel, int64_t devices) {
+  const int64_t t = std::gcd(tensor_parallel, devices), dp = devices / t;
+  net.matmul1.shard({{dp, 1}, {1, t}});
+  net.relu1.shard({{dp, t}});
+  net.matmul2.shard({{dp, t}, {t, 1}});
+  net.relu2.shard({{dp, 1}});
+  net.matmul3.shard({{dp, 1}, {1, 1}});
+}
+
+// The seed's strategies for `devices` devices (derived as the header comment says), those of a
+// strategy file, or --tensor-parallel's.
+void shard(Network& net, const Options& o, const sf::StrategyTable& from_file, int64_t devices) {
   if (!from_file.empty()) {
     for (const auto& [op, strategy] : from_file) net.shard(op, strategy);
     return;
   }
+  if (o.tensor_parallel > 0) return shard_dp_tp(net, o.tensor_parallel, devices);
   const int d = strategy_devices(devices);
   if (d == 1) return;
   int64_t matrix[3] = {1, 1, 1};  // dp, sp, mp: 8 gives the seed's (2, 2, 2)
@@ -117,7 +148,7 @@ int unsharded_global_graph(sf::Graph& g) {
 // --dry-run N: the plan of the seed's batch of 32 on N ranks, none started.
 void dry_run(const Options& o, const sf::StrategyTable& from_file) {
   Network net;
-  shard(net, from_file, o.dry_run);
+  shard(net, o, from_file, o.dry_run);
   nn::CrossEntropyLoss loss_fn;
   const sf::NetworkPlan plan = sf::plan_network(
       net, [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) { return loss_fn(b, net(b, in[0]), in[1]); },
@@ -159,21 +190,34 @@ void train_functional(const Options& o, const ex::CommonOptions& c, Network& net
   checkpoint.end();
 }
 
-// Model.train, which can also write the parallel IR after the first step.
-void train_model(const Options& o, const ex::Example& example, Network& net, std::shared_ptr<nn::SGD> optimizer,
-                 ds::Dataset& data_set) {
+// Model.train, which can also write the parallel IR after the first step. Under `sfrun --elastic`
+// each world after a membership change builds this anew, sharded for its rank count. Returns
+// the network that finished.
+std::shared_ptr<Network> train_model(const Options& o, const ex::Example& example, const sf::StrategyTable& from_file,
+                                     const ds::Dataset& data_set) {
   const ex::CommonOptions& c = example.common();
-  sf::Model model(net, std::make_shared<nn::CrossEntropyLoss>(), optimizer);
-  std::vector<sf::CallbackPtr> callbacks;
-  callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
-  callbacks.push_back(std::make_shared<sf::TimeMonitor>());
-  auto save = std::make_shared<sf::SaveGraphs>(model, o.save_graphs);
-  if (!o.save_graphs.empty()) callbacks.push_back(save);
-  const sf::ResumePoint from = example.checkpointing(model, data_set, callbacks);
-  model.train(c.epochs, data_set, callbacks, from);
+  std::shared_ptr<sf::SaveGraphs> save;
+  sf::ElasticOptions elastic;
+  elastic.timeline_dir = o.elastic_timeline;
+  const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
+    auto net = std::make_shared<Network>();
+    shard(*net, o, from_file, sf::comm::get_group_size());
+    auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), 1e-2f);
+    sf::TrainingSetup s;
+    s.model = std::make_shared<sf::Model>(*net, std::make_shared<nn::CrossEntropyLoss>(), optimizer);
+    s.train_set = data_set;
+    s.callbacks = {std::make_shared<sf::LossMonitor>(c.print_every), std::make_shared<sf::TimeMonitor>()};
+    save = std::make_shared<sf::SaveGraphs>(*s.model, o.save_graphs);
+    if (!o.save_graphs.empty()) s.callbacks.push_back(save);
+    // Only the first world resumes --resume: later ones take the agreed step's state.
+    s.from = example.checkpointing(*s.model, s.train_set, s.callbacks, generation == 0 ? c.resume : "");
+    s.keep = net;
+    return s;
+  }, elastic);
   if (!o.save_graphs.empty() && sf::comm::get_rank() == 0)
     sf::write_line(std::cout, fmt::format("IR of every rank written to {}/rank_*/ ({} files each)", o.save_graphs,
                                           save->files().size()));
+  return std::static_pointer_cast<Network>(done.keep);
 }
 
 }  // namespace
@@ -187,7 +231,17 @@ int main(int argc, char** argv) {
   app.add_option("--api", o.api, "functional (the seed's loop) or model (Model.train)")
       ->check(CLI::IsMember({"functional", "model"}));
   app.add_option("--save-graphs", o.save_graphs, "write each rank's parallel IR under DIR/rank_<r>/");
-  ex::add_strategy_options(app, o.strategies);
+  CLI::Option* strategy_file = ex::add_strategy_options(app, o.strategies);
+  app.add_option("--batch", o.batch, "the global batch, which every rank reads whole (the seed's 32)")
+      ->check(sf::cli::kPositive);
+  app.add_option("--tensor-parallel", o.tensor_parallel,
+                 "data parallel x tensor parallel instead of the seed's strategies: gcd(T, devices) ranks split each "
+                 "hidden layer (elastic under sfrun --elastic with --api model)")
+      ->check(sf::cli::kPositive)
+      ->excludes(strategy_file);
+  app.add_option("--elastic-timeline", o.elastic_timeline,
+                 "under sfrun --elastic (--api model): write DIR/rank.R.timeline.json (steps and membership changes, "
+                 "for sfviz show)");
   app.add_option("--dry-run", o.dry_run, "plan the job for N ranks without starting any, and print per rank "
                                          "its memory and the bytes each collective moves per step")
       ->check(sf::cli::kPositive);
@@ -205,11 +259,12 @@ int main(int argc, char** argv) {
       return ex::Next::kDone;
     }
     from_file = ex::load_strategies(o.strategies, unsharded_global_graph, job.size);
-    data_set = create_dataset(c, 32);
+    data_set = create_dataset(c, o.batch);
     ds::Dataset::check_mnist(c.data_dir, "test");  // read after training, for the accuracy
+    if (!o.elastic_timeline.empty()) sf::prepare_timeline_dir(o.elastic_timeline);  // before the job starts
     if (job.rank == 0 && (o.strategies.explain || !o.strategies.save_strategy_file.empty())) {
       Network net;
-      shard(net, from_file, job.size);
+      shard(net, o, from_file, job.size);
       sf::Graph g;
       const int loss = global_graph(net, g);
       const sf::GraphSharding sharding = sf::shard_graph(g, {loss}, net.strategies(), job.size);
@@ -226,24 +281,27 @@ int main(int argc, char** argv) {
     const int devices = sf::comm::job().size;
     if (sf::comm::job().rank == 0)
       std::cout << fmt::format("shardflow: seed 001's MLP 784-512-512-10, operator-parallel on {} devices ({}), "
-                               "sgd lr 0.01, batch 32, {} epoch(s), {} API{}, BLAS: {}\n",
-                               devices, example.several() ? "virtual, one process" : "one per process", c.epochs,
+                               "sgd lr 0.01, batch {}, {} epoch(s), {} API{}, BLAS: {}\n",
+                               devices, example.several() ? "virtual, one process" : "one per process", o.batch,
+                               c.epochs,
                                o.api,
                                strategies_used(o, devices),
                                sf::blas_config());
 
     sf::comm::run_ranks([&] {
       // Loss lines through the log sink: every rank's in its file, rank 0's also here (--log-ranks).
-      Network net;
-      shard(net, from_file, devices);
-      auto optimizer = std::make_shared<nn::SGD>(net.trainable_params(), 1e-2f);
-      nn::CrossEntropyLoss loss_fn;
-      if (o.api == "model")
-        train_model(o, example, net, optimizer, data_set);
-      else
-        train_functional(o, c, net, optimizer, loss_fn, data_set);
-      std::vector<sf::Tensor> whole = sf::gather_parameters(net.trainable_params());
-      if (sf::comm::get_rank() == sf::comm::job().rank) trained = std::move(whole);
+      std::shared_ptr<Network> net;
+      if (o.api == "model") {
+        net = train_model(o, example, from_file, data_set);
+      } else {
+        net = std::make_shared<Network>();
+        shard(*net, o, from_file, devices);
+        auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), 1e-2f);
+        nn::CrossEntropyLoss loss_fn;
+        train_functional(o, c, *net, optimizer, loss_fn, data_set);
+      }
+      std::vector<sf::Tensor> whole = sf::gather_parameters(net->trainable_params());
+      if (!example.several() || sf::comm::get_rank() == 0) trained = std::move(whole);  // one copy per process
     });
 
     // Test accuracy of the trained network on one device, from the gathered parameters.

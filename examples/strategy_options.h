@@ -21,7 +21,8 @@ struct StrategyOptions {
   bool explain = false;            // --explain
 };
 
-void add_strategy_options(CLI::App& app, StrategyOptions& o);
+// Adds the three options; returns --strategy-file, for an example's options that exclude it.
+CLI::Option* add_strategy_options(CLI::App& app, StrategyOptions& o);
 
 // Builds the network and its loss on global shapes into `g`, as every rank builds them before
 // sharding, with no strategies set; returns the loss node's id.

@@ -15,6 +15,7 @@
 #include <shardflow/train/log_sink.h>
 #include <shardflow/train/loop_checkpoint.h>
 #include <shardflow/train/loss_watch.h>
+#include <shardflow/train/state_assembly.h>
 #include <shardflow/train/state_commits.h>
 #include <shardflow/train/state_mapping.h>
 #include <shardflow/train/state_transfer.h>
@@ -52,21 +53,38 @@ void check_elastic_job(const ElasticRange& range) {
              rank->transport()->name());
   SF_ENFORCE(range.min >= 1 && range.min <= rank->size() && rank->size() <= range.max, InvalidArgument,
              "train_elastic: SF_ELASTIC {}:{} does not hold the job's {} ranks", range.min, range.max, rank->size());
-  const ParallelMode mode = get_auto_parallel_context().parallel_mode;
-  SF_ENFORCE(mode == ParallelMode::kStandAlone || mode == ParallelMode::kDataParallel, InvalidArgument,
-             "train_elastic: parallel_mode {} keeps parameter shards that only their rank holds; a membership change "
-             "needs every parameter whole on each survivor (data_parallel)",
-             parallel_mode_name(mode));
+  const AutoParallelContext& ctx = get_auto_parallel_context();
+  SF_ENFORCE(ctx.parallel_mode != ParallelMode::kHybridParallel, InvalidArgument,
+             "train_elastic: parallel_mode {} runs the program's own collectives, which a membership change cannot "
+             "redo on the survivors (data_parallel, semi_auto_parallel or auto_parallel)",
+             parallel_mode_name(ctx.parallel_mode));
+  SF_ENFORCE(ctx.pipeline_stages == 1, InvalidArgument,
+             "train_elastic: pipeline_stages {}: a pipeline's stages cannot yet move to other ranks after a membership "
+             "change (data_parallel, semi_auto_parallel or auto_parallel)",
+             ctx.pipeline_stages);
 }
 
 // Where the rank stands after a change: the agreed step's state mapped to this world, put into
 // `setup`'s model. Returns the point to train from.
-ResumePoint restore_into(TrainingSetup& setup, TrainingState state, int64_t step) {
+ResumePoint restore_into(TrainingSetup& setup, const TrainingState& whole, int64_t step) {
   const comm::RankContext& rank = comm::current_rank();
   const std::string source = fmt::format("the elastic state of step {}", step);
+  // Under semi-auto and auto parallel the step is built first, which cuts the parameters to the
+  // blocks of this world's layout; this rank restores those blocks of the whole state.
+  setup.model->prepare(setup.train_set);
+  TrainingState state = cut_to_held_blocks(whole, *setup.model);
   const int saved_ranks = state.scalars.value("ranks", 1);  // the world that captured it
   state.scalars = map_state_scalars(state.scalars, setup.train_set, rank.rank(), rank.size(), saved_ranks, source);
   return restore_training_state(*setup.model, setup.train_set, state, source);
+}
+
+// The first state of a world that starts from its build (or a resumed checkpoint): after the
+// step is built, so that a semi-auto parameter is its block, noted as one.
+TrainingState start_state(TrainingSetup& setup, ResumePoint from) {
+  setup.model->prepare(setup.train_set);
+  TrainingState state = capture_training_state(*setup.model, setup.train_set, from);
+  note_state_blocks(state, setup.model->network().get_parameters());
+  return state;
 }
 
 // One world's training: Model::train, or the caller's own loop.
@@ -206,7 +224,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     // back to it.
     auto commits = restore ? std::make_shared<StateCommits>(restore_step, *restore)
                            : std::make_shared<StateCommits>(setup.model->optimizer().global_step(),
-                                                            capture_training_state(*setup.model, setup.train_set, from));
+                                                            start_state(setup, from));
     const std::shared_ptr<comm::Transport> world = comm::current_rank().transport();
     // A world with room for more ranks takes replacements at rank 0's door (sfrun --max-restarts).
     const bool may_grow = world->size() < range->max;
@@ -260,19 +278,29 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
                change.step, commits->newest_step());
     const int old_ranks = world->size();
     comm::replace_world(change.transport);
-    // Every rank goes on from the new rank 0's state of the agreed step, as a restart from its
-    // checkpoint would: a joiner has none, and rank-local state (BatchNorm's moving statistics)
-    // differs between data-parallel ranks.
-    if (change.rank == 0) {
-      for (int r = 1; r < change.transport->size(); ++r) send_training_state(*change.transport, r, *state, change.step);
-    } else {
-      try {
+    // Every rank goes on from the agreed step's whole state, as a restart from its checkpoint
+    // would: the new rank 0 puts it together from the members' blocks (train/state_assembly.h;
+    // under data parallel it holds it all) and sends it to every rank. A joiner has none, and
+    // rank-local state (BatchNorm's moving statistics) differs between data-parallel ranks.
+    try {
+      std::optional<TrainingState> whole = assemble_whole_state(
+          *change.transport, static_cast<int>(change.members.size()), *state, change.step, in.timeout);
+      if (change.rank == 0) {
+        state = std::move(whole);
+        for (int r = 1; r < change.transport->size(); ++r)
+          send_training_state(*change.transport, r, *state, change.step);
+      } else {
         state = recv_training_state(*change.transport, 0, in.timeout).state;
-      } catch (const PeerLost&) {
-        // Rank 0 was lost as the world began: this rank goes on from its own state of the step,
-        // equal in the parameters; the new world's watcher sees the loss at once, and the next
-        // agreement sends a state again.
       }
+    } catch (const PeerLost& e) {
+      // A rank lost as the world began. A rank whose own state of the step is whole (data
+      // parallel) goes on from it, equal in the parameters; the new world's watcher sees the loss
+      // at once, and the next agreement sends a state again. Blocks of the old layout do not make
+      // this world's.
+      SF_ENFORCE(!holds_blocks(*state), Error,
+                 "elastic: rank {} was lost while the state of step {} was put together from the members' blocks; "
+                 "rank {} cannot go on from its own blocks",
+                 e.rank(), change.step, change.rank);
     }
     std::vector<int> lost_launch, members_launch;
     for (int r : change.lost) lost_launch.push_back(launch[r]);

@@ -39,9 +39,12 @@
 /// change its members (mpi: Open MPI 4.1 cannot shrink a communicator), a process holding
 /// several ranks (--devices N). Without SF_ELASTIC it builds and trains once.
 ///
-/// Data parallel (and stand-alone) only: the parameters and the optimizer state are whole on
-/// every rank, so any survivor holds what a restart would load. Other modes are refused before
-/// the first step.
+/// Modes: data parallel (and stand-alone), where every survivor holds every parameter whole, and
+/// semi-auto and auto parallel, where a rank holds blocks and a lost rank's blocks are taken from
+/// a data-parallel replica on a survivor (DP x TP; train/state_assembly.h puts the whole state
+/// together on the new rank 0). `build` chooses the strategies for the world it is called in
+/// (its rank count); a block that no survivor holds stops the job with a line naming it. Manual
+/// (hybrid) parallel and pipelines are refused before the first step.
 ///
 /// Threading: called by the rank's thread, once per process.
 #pragma once

@@ -1,5 +1,7 @@
 #include <shardflow/train/state_commits.h>
 
+#include <shardflow/train/state_assembly.h>
+
 namespace sf {
 
 StateCommits::StateCommits(int64_t global_step, TrainingState start) {
@@ -10,6 +12,7 @@ void StateCommits::on_step_end(const RunContext& ctx) { keep(ctx); }
 
 void StateCommits::keep(const RunContext& ctx) {
   TrainingState state = capture_training_state(ctx);
+  note_state_blocks(state, ctx.network->get_parameters());  // a member may hold blocks (DP x TP)
   std::lock_guard<std::mutex> lock(mu_);
   if (!states_.empty() && states_.back().first == ctx.global_step) states_.pop_back();
   states_.emplace_back(ctx.global_step, std::move(state));

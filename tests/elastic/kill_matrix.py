@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Kill tests of elastic data parallel training through sfrun (docs/elastic.md, "Tests").
+"""Kill tests of elastic training through sfrun (docs/elastic.md, "Tests").
 
 Each scenario starts `sfrun -n 4 --elastic MIN:4` on examples/data_parallel (two epochs, a loss line
-every step, a checkpoint every 5 steps so that saves are in flight), disturbs it once training
+every step, a checkpoint every 5 steps so that saves are in flight) — or, with --tensor-parallel 2,
+on examples/operator_parallel split data parallel 2 x tensor parallel 2 —, disturbs it once training
 runs, and checks: sfrun finishes with the expected status, every survivor's loss lines after each
 membership change equal the restart oracle's bitwise (the same program restarted on the survivors
 from the checkpoint of the step the change rolled back to; the reference run saves every step),
@@ -17,6 +18,8 @@ and no survivor loses more than one step.
   rejoin N  N runs with --max-restarts 1: a rank killed, its replacement joins, the job ends on 4
             ranks; the oracle chains (3 ranks from the rollback, then 4 from the join)
   rejoin-two  two ranks killed at once with --max-restarts 2: both replacements join, one change each
+  no-replica  (--tensor-parallel 2) both ranks holding one tensor-parallel block killed at once: the
+            survivors stop, naming the block no member holds
 """
 
 import argparse
@@ -39,10 +42,13 @@ RANKS = 4
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below", "rejoin",
-                                             "rejoin-two"])
+                                             "rejoin-two", "no-replica"])
     ap.add_argument("count", nargs="?", type=int, default=20)
     ap.add_argument("--sfrun", required=True)
-    ap.add_argument("--program", required=True, help="examples/data_parallel")
+    ap.add_argument("--program", required=True,
+                    help="examples/data_parallel, or examples/operator_parallel with --tensor-parallel")
+    ap.add_argument("--tensor-parallel", type=int, default=0,
+                    help="the program is operator_parallel, split data parallel x tensor parallel T (Model.train)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--api", default="model", choices=["model", "functional"],
                     help="data_parallel's Model.train or the seed's own loop (both through train_elastic)")
@@ -59,6 +65,11 @@ def main():
     data = write_small_mnist(os.path.join(a.work, "fashion"), RANKS * 16 * a.steps, 100)
     args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "16", "--data-dir", data,
             "--api", a.api]  # the last --api given wins
+    if a.tensor_parallel:
+        # operator_parallel's --batch is the global batch, which every rank reads whole: 48 rows
+        # split over 4, 3 and 2 ranks alike.
+        args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "48", "--data-dir", data,
+                "--tensor-parallel", str(a.tensor_parallel)]
     total = 2 * a.steps
 
     # The reference: 4 ranks, a checkpoint after every step, for the oracles.
@@ -78,6 +89,15 @@ def main():
         if ref.finish() != 0:
             raise SystemExit(f"the reference run failed:\n{ref.err}")
         step_time = (time.monotonic() - first) / total  # roughly; saves included
+
+    def two_ranks():
+        """Two random ranks whose loss leaves a copy of every block: under --tensor-parallel 2 rank r
+        holds tensor-parallel block r % 2, so the two hold different blocks (no-replica kills a pair
+        that holds the same)."""
+        while True:
+            pair = rng.sample(range(RANKS), 2)
+            if not a.tensor_parallel or pair[0] % 2 != pair[1] % 2:
+                return pair
 
     def moment(job, watcher, last=None):
         """A random moment of training: after a random step that `watcher` (a survivor) printed,
@@ -137,10 +157,10 @@ def main():
                 assert "generation 1: lost rank 0" in f.read(), "the picture has no marker"
             print("rank0: the survivors' timeline shows the change as a marker (sfviz show)")
     elif a.scenario == "two":
-        pair = rng.sample(range(RANKS), 2)
+        pair = two_ranks()
         check(elastic("two", kill_two(pair)), pair)
     elif a.scenario == "recovery":
-        first_victim, second = rng.sample(range(RANKS), 2)
+        first_victim, second = two_ranks()
 
         def chain(j):
             moment(j, next(r for r in range(RANKS) if r not in (first_victim, second)), total // 2)
@@ -179,15 +199,30 @@ def main():
     elif a.scenario == "rejoin-two":
         # Two ranks killed at once, --max-restarts 2: both replacements ask at the same door; one
         # change admits one, and the door keeps the other for the next.
-        pair = rng.sample(range(RANKS), 2)
+        pair = two_ranks()
         job = elastic("rejoin_two", kill_two(pair, total // 4), restarts=2)
         changes = check(job, [])
         joined = sorted(int(c.group(2).split()[1]) for c in changes if "joined" in c.group(2))
         assert joined == sorted(pair), f"rejoin-two: killed {sorted(pair)}, joined {joined}"
         print(f"rejoin-two: ranks {sorted(pair)} killed at once, both replaced in {len(changes)} changes, equal to "
               f"the chained restart oracle")
+    elif a.scenario == "no-replica":
+        assert a.tensor_parallel == 2, "no-replica needs --tensor-parallel 2"
+        # Ranks 2k + j hold tensor-parallel block j (the device matrix is (dp, tp), row-major): one
+        # such pair holds both copies of its blocks.
+        j = rng.randrange(2)
+        pair = [j, j + 2]
+        job = elastic("no_replica", kill_two(pair))
+        assert job.rc != 0, f"no-replica: sfrun exited 0 with ranks {pair} and both copies of their blocks lost"
+        survivors = sorted(set(range(RANKS)) - set(pair))
+        for r in survivors:
+            err = job.text(r, "stderr")
+            assert "no member holds the block" in err and "no data-parallel replica" in err, \
+                f"no-replica: rank {r} said:\n{err}"
+        print(f"no-replica: ok: ranks {pair} killed, the survivors {survivors} stopped naming the lost block: "
+              + job.text(survivors[0], "stderr").strip().splitlines()[-1])
     elif a.scenario == "below":
-        pair = rng.sample(range(RANKS), 2)
+        pair = two_ranks()
         # In the first epoch: a later step, mapped by rows to 2 ranks, can lie past the last epoch,
         # and then neither the saved step nor the restart has anything left to train.
         job = elastic("below", kill_two(pair, total // 2), elastic_range="3:4")
