@@ -5,6 +5,7 @@
 
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/error.h>
+#include <shardflow/core/fault_point.h>
 #include <shardflow/train/gather_parameters.h>
 #include <shardflow/train/needs_ranks.h>
 #include <shardflow/train/sgd_in_graph.h>
@@ -166,6 +167,7 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
       program.runtime->run_steps(
           [&](Runtime::Feeds& feeds) {
             if (!batch || !program.accepts(*batch)) return false;
+            fault_point("step");
             program.feeds(*batch, feeds);
             return true;
           },

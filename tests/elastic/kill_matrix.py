@@ -10,6 +10,9 @@ from the checkpoint of the step the change rolled back to; the reference run sav
 and no survivor loses more than one step.
 
   kills N   N SIGKILLs of a random rank at a random moment of training (seeded: --seed)
+  phases    a random rank dies in each phase of a step for certain: at a step's start (forward),
+            inside a collective (backward's AllReduce), in the optimizer's update, in a checkpoint
+            save; it SIGKILLs itself at the Nth pass of the phase's fault point (SF_FAULT_AT)
   rank0     the coordinator-free claim: rank 0 killed
   two       two ranks killed at once
   recovery  a rank killed, then another while the survivors recover
@@ -42,7 +45,7 @@ RANKS = 4
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("scenario", choices=["kills", "rank0", "two", "recovery", "stop", "below", "rejoin",
-                                             "rejoin-two", "no-replica"])
+                                             "rejoin-two", "no-replica", "phases"])
     ap.add_argument("count", nargs="?", type=int, default=20)
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True,
@@ -142,6 +145,20 @@ def main():
             job = elastic(f"kill{i}", lambda j: (moment(j, (victim + 1) % RANKS), j.signal(victim, signal.SIGKILL)))
             check(job, [victim])
         print(f"kills: {a.count} runs, each with a membership change, all equal to the restart oracle")
+    elif a.scenario == "phases":
+        # core/fault_point.h: SF_FAULT_AT=NAME:N:RANK makes launch rank RANK SIGKILL itself the Nth
+        # time it passes the fault point NAME. The ranges lie inside training on every layout:
+        # "collective" counts every message a collective sends (dozens a step), "optimizer" the
+        # update ops of the in-graph SGD or the Optimizer::step calls (at least one a step),
+        # "save" the saves (one every 5 steps).
+        phases = {"step": (3, total - 5), "collective": (40, 200), "optimizer": (5, 50), "save": (1, 8)}
+        for phase, (lo, hi) in phases.items():
+            victim, n = rng.randrange(RANKS), rng.randint(lo, hi)
+            job = elastic(f"phase_{phase}", lambda j: None, env={"SF_FAULT_AT": f"{phase}:{n}:{victim}"})
+            assert f"rank {victim} exited with signal 9" in job.err, \
+                f"phase {phase}: rank {victim} did not die at pass {n} of the fault point; sfrun said:\n{job.err}"
+            check(job, [victim])
+        print(f"phases: a rank died in each of {', '.join(phases)}; every run equal to the restart oracle")
     elif a.scenario == "rank0":
         timelines = os.path.join(a.work, "timelines")
         changes = check(elastic("rank0", lambda j: (moment(j, 1), j.signal(0, signal.SIGKILL)),

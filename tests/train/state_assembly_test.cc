@@ -161,6 +161,24 @@ TEST(StateAssembly, RankZeroPutsTheBlocksOfThreeMembersTogether) {
   }
 }
 
+TEST(StateAssembly, ATensorOnlyAnotherMemberHoldsWholeIsFetchedFromTheLowest) {
+  auto world = comm::make_zmq_world(3);
+  // "extra" is whole on ranks 1 and 2 (with other values on rank 2), unknown to rank 0.
+  std::vector<TrainingState> states = {assembly_state(0, 0), assembly_state(1, 3), assembly_state(2, 0)};
+  states[1].tensors.emplace_back("extra", Tensor::from_vector({2}, std::vector<float>{11, 12}));
+  states[2].tensors.emplace_back("extra", Tensor::from_vector({2}, std::vector<float>{21, 22}));
+  const std::vector<AssemblyOutcome> got = assembly_run(world, 3, states);
+  ASSERT_FALSE(got[0].threw) << got[0].error;
+  ASSERT_TRUE(got[0].state.has_value());
+  const Tensor* extra = assembly_find(*got[0].state, "extra");
+  ASSERT_NE(extra, nullptr);
+  assembly_expect_equal(*extra, Tensor::from_vector({2}, std::vector<float>{11, 12}), "extra");
+  EXPECT_EQ(got[0].state->tensors.size(), 4u);
+  for (size_t r = 1; r < got.size(); ++r) {
+    EXPECT_FALSE(got[r].threw) << "rank " << r << ": " << got[r].error;
+  }
+}
+
 TEST(StateAssembly, ABlockNoMemberHoldsIsRefusedOnEveryMember) {
   auto world = comm::make_zmq_world(2);
   // Both hold columns [0:3) only: nobody holds [3:6).

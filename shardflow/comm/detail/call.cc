@@ -12,6 +12,7 @@
 #include <shardflow/comm/debug.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/core/fault_point.h>
 
 namespace sf::comm::detail {
 
@@ -92,6 +93,7 @@ int64_t Call::segment_elems(DType dtype) const {
 }
 
 void Call::send(int peer, const Tensor& t, uint8_t slot) {
+  fault_point("collective");
   group_.transport().send(group_.world_rank(peer), collective_tag(group_.id(), seq_, slot), t);
 }
 

@@ -13,6 +13,7 @@
 
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/core/fault_point.h>
 #include <shardflow/ops/kernels/register.h>
 #include <shardflow/ops/op_def.h>
 
@@ -42,6 +43,7 @@ TypeInfo infer_apply(const Node& n, const std::vector<const Node*>& in) {
 }
 
 void apply(const Node& n, const std::vector<Tensor>& in, Tensor& var) {
+  fault_point("optimizer");
   const float alpha = static_cast<float>(n.attrs.get_float("alpha"));
   float* p = var.f32();
   const float* d = in[1].f32() + n.attrs.get_int("delta_offset", 0);
@@ -65,6 +67,7 @@ TypeInfo infer_matmul(const Node& n, const std::vector<const Node*>& in) {
 }
 
 void matmul_update(const Node& n, const std::vector<Tensor>& in, Tensor& var) {
+  fault_point("optimizer");
   const bool ta = n.attrs.get_bool("transpose_a"), tb = n.attrs.get_bool("transpose_b");
   const Tensor &a = in[1], &b = in[2];
   const int64_t m = var.dim(0), ldc = var.dim(1), k = ta ? a.dim(0) : a.dim(1);

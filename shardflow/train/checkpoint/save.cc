@@ -12,6 +12,7 @@
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
+#include <shardflow/core/fault_point.h>
 #include <shardflow/parallel/shard_box.h>
 #include <shardflow/train/checkpoint/durable_file.h>
 #include <shardflow/train/checkpoint/gather_text.h>
@@ -267,6 +268,7 @@ void write_pending(PendingSave& save) noexcept {
   // Any exception is this rank's failure to write: it must reach finish_save's collective, so
   // that every rank throws it, rather than end a background thread.
   try {
+    fault_point("save");
     save.file = write_rank_file(save.rank_path, save.blocks);
     save.write_error = nullptr;
   } catch (const std::exception& e) {
