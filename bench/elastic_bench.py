@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Elastic data parallel training, timed around a SIGKILL (docs/elastic.md).
 
-K times: `sfrun -n RANKS --elastic 2:RANKS` on examples/data_parallel (one epoch of --steps steps,
-a loss line every step); after a random step in [5, 150] of a rank that is not killed, plus a
-random part of a step, one random rank gets SIGKILL. Measured per kill:
+K times: `sfrun -n RANKS --elastic 2:RANKS` on examples/data_parallel (with --tensor-parallel T:
+operator_parallel split DP x TP) for one epoch of --steps steps, a loss line every step; after a
+random step in [5, 150] of a rank that is not killed, plus a random part of a step, one random
+rank gets SIGKILL. Measured per kill:
 
   detection        from the SIGKILL (time.time() just before os.kill) to the survivors' "detected at"
                    (local wall-clock HH:MM:SS.mmm of their membership line): the earliest survivor
@@ -239,7 +240,10 @@ def main():
     ap.add_argument("--work", default=None, help="default: a fresh temporary directory, removed at the end")
     ap.add_argument("--keep", action="store_true", help="keep the runs' logs (log_output/kill<i> under --work)")
     ap.add_argument("--sfrun", default=os.path.join(ROOT, "build", "tools", "sfrun", "sfrun"))
-    ap.add_argument("--program", default=os.path.join(ROOT, "build", "examples", "data_parallel"))
+    ap.add_argument("--program", default=None,
+                    help="default: build/examples/data_parallel, or operator_parallel with --tensor-parallel")
+    ap.add_argument("--tensor-parallel", type=int, default=0,
+                    help="time operator_parallel split data parallel x tensor parallel T (global batch 48)")
     ap.add_argument("--steps", type=int, default=200, help="steps of the one epoch")
     ap.add_argument("--timeout", type=float, default=120, help="seconds one run may take")
     a = ap.parse_args()
@@ -249,6 +253,9 @@ def main():
         ap.error("--steps must be at least 160 (kills come after a step in [5, 150])")
     if a.seed is None:
         a.seed = int(time.time())
+    if a.program is None:
+        a.program = os.path.join(ROOT, "build", "examples",
+                                 "operator_parallel" if a.tensor_parallel else "data_parallel")
     for p in (a.sfrun, a.program):
         if not os.access(p, os.X_OK):
             raise SystemExit(f"elastic_bench: {p} is not built (bash scripts/build.sh)")
@@ -261,6 +268,9 @@ def main():
         os.makedirs(a.work, exist_ok=True)
     rng = random.Random(a.seed)
     args = ["--steps", str(a.steps), "--epochs", "1", "--batch", "32", "--print-every", "1"]
+    if a.tensor_parallel:  # operator_parallel's --batch is the global batch: 48 splits over 4, 3 and 2 ranks
+        args = ["--steps", str(a.steps), "--epochs", "1", "--batch", "48", "--print-every", "1",
+                "--tensor-parallel", str(a.tensor_parallel)]
 
     def sh(cmd):
         try:
@@ -270,7 +280,9 @@ def main():
 
     print("elastic_bench: " + shlex.join([sys.argv[0]] + sys.argv[1:]))
     print(f"seed {a.seed}; {a.kills} kills")
-    print(f"each run: {shlex.join(['sfrun', '-n', str(a.ranks), '--elastic', f'2:{a.ranks}', '--', 'data_parallel', '--api', 'model'] + args)}")
+    run = ["sfrun", "-n", str(a.ranks), "--elastic", f"2:{a.ranks}", "--", os.path.basename(a.program),
+           "--api", "model"]
+    print(f"each run: {shlex.join(run + args)}")
     print(f"machine: {os.cpu_count()} cpus (nproc {sh(['nproc'])}), kernel {platform.release()}, "
           f"{platform.machine()}; {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
