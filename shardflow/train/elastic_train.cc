@@ -191,11 +191,12 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     // The members' line, seen from the joiner (one shape for sfrun and for readers).
     change_line = fmt::format("shardflow elastic: generation {}: rank {} joined; detected at {}; members {} ({} -> {} "
                               "ranks; this rank joined -> {}); rolled back to step {}; {} bytes of state from rank 0 "
-                              "within {:.3f} s of the link",
+                              "within {:.3f} s of the link, streamed in {:.4f} s",
                               first_generation, launch[static_cast<size_t>(me)],
                               clock_time(std::chrono::system_clock::now()), joined(launch), launch.size() - 1,
                               launch.size(), me, restore_step, got.bytes,
-                              std::chrono::duration<double>(SteadyClock::now() - linked).count());
+                              std::chrono::duration<double>(SteadyClock::now() - linked).count(),
+                              std::chrono::duration<double>(got.streamed).count());
   }
   // sfrun keeps the job going after a loss only once a rank has said this (tools/sfrun/elastic_lines.h).
   log_line(fmt::format("shardflow elastic: rank {} of {} trains elastic ({}:{})",

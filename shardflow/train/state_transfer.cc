@@ -27,6 +27,7 @@ ReceivedState recv_training_state(comm::Transport& world, int peer, std::chrono:
                  head.contains("scalars") && head["scalars"].is_object() && head.contains("names") &&
                  head["names"].is_array(),
              Error, "elastic: rank {} sent a malformed state header", peer);
+  const auto arrived = std::chrono::steady_clock::now();
   ReceivedState out;
   out.step = head["step"].get<int64_t>();
   out.state.scalars = std::move(head["scalars"]);
@@ -36,6 +37,7 @@ ReceivedState recv_training_state(comm::Transport& world, int peer, std::chrono:
     out.bytes += t.nbytes();
     out.state.tensors.emplace_back(name.get<std::string>(), std::move(t));
   }
+  out.streamed = std::chrono::steady_clock::now() - arrived;
   return out;
 }
 

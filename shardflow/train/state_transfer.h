@@ -28,6 +28,9 @@ struct ReceivedState {
   TrainingState state;  ///< as the sender captured it
   int64_t step = 0;     ///< the step it is the state of
   uint64_t bytes = 0;   ///< the tensors' bytes
+  /// From the header's arrival to the last tensor's: the transfer of the bytes, without the wait
+  /// for the sender to start.
+  std::chrono::steady_clock::duration streamed{};
 };
 
 /// Receives what send_training_state sent from `peer`; throws PeerLost when a message does not
