@@ -307,7 +307,8 @@ def main():
                       f"{ms(r['recovery_slow'])} ms (earliest / latest survivor)", flush=True)
             if not a.keep:
                 shutil.rmtree(os.path.join(a.work, "log_output", r["run"]), ignore_errors=True)
-        kill_table(a, done, excluded)
+        if a.kills:
+            kill_table(a, done, excluded)
         rejoin_figures(a, rng, args)
     finally:
         if made_work and not a.keep:

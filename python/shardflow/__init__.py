@@ -16,6 +16,7 @@ from .ops.layout import Layout
 from .common.seed import get_seed, set_seed
 from .common.grad import value_and_grad, grad, jit
 from .train.model import Model
+from .train.elastic import train_elastic
 from .train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from . import context, nn, ops, communication, dataset, train, common
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <shardflow/train/checkpoint.h>
+#include <shardflow/train/elastic_train.h>
 #include <shardflow/train/load_param_into_net.h>
 #include <shardflow/train/model.h>
 
@@ -279,6 +280,37 @@ void bind_train(py::module_& m) {
             return model.eval_accuracy(data);
           },
           py::arg("valid_dataset"));
+
+  // train_elastic with a Python build function, which returns (the C++ Model, its batched
+  // dataset, its callbacks, the Python object that owns them) for the world it is called in
+  // (shardflow.train.train_elastic makes that tuple). Returns the last world's owner.
+  m.def(
+      "train_elastic",
+      [](int64_t epochs, const py::function& build, const std::string& timeline_dir) {
+        ElasticOptions options;
+        options.timeline_dir = timeline_dir;
+        TrainingSetup done;
+        {
+          py::gil_scoped_release release;
+          done = train_elastic(
+              epochs,
+              [&](uint32_t generation) {
+                py::gil_scoped_acquire acquire;
+                const py::tuple r = build(generation);
+                SF_ENFORCE(r.size() == 4, InvalidArgument, "train_elastic: the build function's tuple is malformed");
+                TrainingSetup s;
+                std::shared_ptr<py::object> owner = hold(py::reinterpret_borrow<py::object>(r[3]));
+                s.model = std::shared_ptr<Model>(owner, &r[0].cast<Model&>());  // lives as long as its owner
+                s.train_set = r[1].cast<dataset::Dataset>();
+                s.callbacks = to_callbacks(r[2]);
+                s.keep = owner;
+                return s;
+              },
+              options);
+        }
+        return *static_cast<py::object*>(done.keep.get());
+      },
+      py::arg("epochs"), py::arg("build"), py::arg("timeline_dir") = "");
 
   m.def(
       "save_checkpoint",
