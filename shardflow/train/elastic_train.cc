@@ -288,8 +288,12 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
           *change.transport, static_cast<int>(change.members.size()), *state, change.step, in.timeout);
       if (change.rank == 0) {
         state = std::move(whole);
-        for (int r = 1; r < change.transport->size(); ++r)
+        // Joiners first: their link is not shared with the members' transfers then, and the
+        // members, who wait for their rebuild anyway, lose a millisecond.
+        const int kept = static_cast<int>(change.members.size());
+        for (int r = kept; r < change.transport->size(); ++r)
           send_training_state(*change.transport, r, *state, change.step);
+        for (int r = 1; r < kept; ++r) send_training_state(*change.transport, r, *state, change.step);
       } else {
         state = recv_training_state(*change.transport, 0, in.timeout).state;
       }
