@@ -74,6 +74,24 @@ void BufferPool::release(const Tensor& t) {
   free_[key_of(full.nbytes(), full.dtype())].push_back(std::move(full));
 }
 
+Tensor BufferPool::adopt(const Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return t;
+  Tensor forgotten;  // the pool's handle on the whole buffer, dropped outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = out_.find(t.raw());
+    if (it == out_.end()) return t;
+    if (it->second.refs == 1) {
+      forgotten = std::move(it->second.full);
+      out_.erase(it);
+      return t;
+    }
+  }
+  Tensor copy = t.clone();
+  release(t);
+  return copy;
+}
+
 size_t BufferPool::free_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return free_bytes_;

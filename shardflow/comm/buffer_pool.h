@@ -36,6 +36,13 @@ class BufferPool {
   void retain(const Tensor& t, int extra);
   // Drops one reader reference; at zero the buffer returns to the free list.
   void release(const Tensor& t);
+  // For a received tensor kept past the call that read it (an elastic run's state, which may be
+  // sent on later: a send passes the sender's reference to the message, which releases it, and
+  // the buffer would be reused under the keeper): returns a tensor that is the caller's alone.
+  // Where the caller holds the buffer's only reference the pool forgets the buffer and returns
+  // `t` itself (its storage lives as long as its tensors); where others hold references too it
+  // releases the caller's and returns a copy; a tensor the pool does not know comes back as is.
+  Tensor adopt(const Tensor& t);
 
   // Bytes held in free lists, and buffers handed out and not yet released (for tests).
   size_t free_bytes() const;

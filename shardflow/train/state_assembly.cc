@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <shardflow/comm/buffer_pool.h>
 #include <shardflow/comm/text_tensor.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
@@ -100,6 +101,7 @@ std::string holding_text(const Holding& h) { return nlohmann::json{{"names", h.n
 
 Holding parse_holding(const Tensor& t, int rank) {
   const nlohmann::json j = nlohmann::json::parse(comm::tensor_text(t), nullptr, false);
+  comm::BufferPool::global().release(t);  // read: back to the pool
   SF_ENFORCE(j.is_object() && j.contains("names") && j["names"].is_array() && j.contains(kBlocks) &&
                  j[kBlocks].is_object(),
              Error, "elastic: rank {} sent a malformed list of the state it holds", rank);
@@ -200,8 +202,9 @@ std::optional<TrainingState> assemble_whole_state(comm::Transport& world, int me
   const int me = world.rank();
   if (me != 0) {
     world.send(0, assembly_tag(), comm::text_tensor(holding_text(holding_of(own))));
-    const nlohmann::json answer =
-        nlohmann::json::parse(comm::tensor_text(world.recv(0, assembly_tag(), timeout)), nullptr, false);
+    const Tensor answer_t = world.recv(0, assembly_tag(), timeout);
+    const nlohmann::json answer = nlohmann::json::parse(comm::tensor_text(answer_t), nullptr, false);
+    comm::BufferPool::global().release(answer_t);  // read: back to the pool
     SF_ENFORCE(answer.is_object() && (answer.contains("error") || answer.contains("send")), Error,
                "elastic: rank 0 sent a malformed request for the state");
     if (answer.contains("error")) SF_THROW(Error, "{}", answer["error"].get<std::string>());

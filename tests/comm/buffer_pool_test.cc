@@ -1,5 +1,5 @@
 // Tests for BufferPool (comm/buffer_pool.h): reuse of released buffers, reader references,
-// buffers cut from huge-page blocks, and that foreign tensors are ignored.
+// buffers cut from huge-page blocks, adopted buffers, and that foreign tensors are ignored.
 #include <shardflow/comm/buffer_pool.h>
 
 #include <gtest/gtest.h>
@@ -57,6 +57,33 @@ TEST(BufferPool, BufferStaysOutUntilEveryReaderReleases) {
   EXPECT_NE(other.raw(), a.raw()) << "a buffer with a reader left was handed out again";
   pool.release(a);
   pool.release(other);
+  EXPECT_EQ(pool.outstanding(), before);
+}
+
+TEST(BufferPool, AnAdoptedBufferIsTheKeepersAndNeverHandedOutAgain) {
+  BufferPool& pool = BufferPool::global();
+  const size_t before = pool.outstanding();
+  Tensor a = pool.acquire(DType::kF32, 3000);
+  a.f32()[0] = 42.0f;
+  const Tensor kept = pool.adopt(a);  // the only reference: the same memory, forgotten by the pool
+  EXPECT_EQ(kept.raw(), a.raw());
+  EXPECT_EQ(pool.outstanding(), before);
+  pool.release(kept);  // a sender's release of it now does nothing
+  for (int k = 0; k < 3; ++k) {
+    Tensor other = pool.acquire(DType::kF32, 3000);
+    EXPECT_NE(other.raw(), kept.raw()) << "an adopted buffer was handed out again";
+    pool.release(other);
+  }
+  EXPECT_EQ(kept.f32()[0], 42.0f);
+  // With another reader left, the keeper gets a copy and gives its reference back.
+  Tensor b = pool.acquire(DType::kF32, 3000);
+  b.f32()[0] = 7.0f;
+  pool.retain(b, 1);
+  const Tensor copy = pool.adopt(b);
+  EXPECT_NE(copy.raw(), b.raw());
+  EXPECT_EQ(copy.f32()[0], 7.0f);
+  EXPECT_EQ(pool.outstanding(), before + 1);  // the other reader's
+  pool.release(b);
   EXPECT_EQ(pool.outstanding(), before);
 }
 

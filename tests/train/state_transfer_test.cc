@@ -54,6 +54,32 @@ TEST(StateTransfer, WhatArrivesIsWhatWasSentBitwise) {
   EXPECT_EQ(got.bytes, bytes);
 }
 
+// A rank whose world changes again before its first step sends on the state it received (the
+// agreed step's): the send hands the buffer's reference to the message, which gives it back to
+// the pool once the bytes have left. The received state must not be the pool's buffer then, or
+// the next message received into it overwrites the state the rank goes on from.
+TEST(StateTransfer, AReceivedStateSentOnIsNotOverwrittenByLaterMessages) {
+  auto world = comm::make_zmq_world(2);
+  TrainingState big;
+  std::vector<float> values(64 * 1024);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  big.tensors.emplace_back("w", Tensor::from_vector({256, 256}, values));
+  big.scalars = {{"epoch", 0}};
+  send_training_state(*world[0], 1, big, 4);
+  const ReceivedState got = recv_training_state(*world[1], 0, 5s);
+  send_training_state(*world[1], 0, got.state, 4);  // sent on, as the next change's rank 0 does
+  (void)recv_training_state(*world[0], 1, 5s);
+  // Messages of the same size go through the pool after it: none may land in the kept state.
+  for (int k = 0; k < 4; ++k) {
+    world[0]->send(1, comm::membership_tag(7, 0), Tensor::full({256, 256}, -1.0f));
+    (void)world[1]->recv(0, comm::membership_tag(7, 0), 5s);
+  }
+  const Tensor& kept = got.state.tensors.at(0).second;
+  ASSERT_EQ(kept.numel(), static_cast<int64_t>(values.size()));
+  EXPECT_EQ(std::memcmp(kept.raw(), values.data(), values.size() * sizeof(float)), 0)
+      << "the received state was overwritten through the pool";
+}
+
 TEST(StateTransfer, AnInterruptedTransportStillCarriesIt) {
   auto world = comm::make_zmq_world(2);
   world[1]->interrupt(0, "a join (test)");  // as every rank's is while a change is agreed on
