@@ -91,4 +91,8 @@ std::optional<JoinLine> parse_join_line(std::string_view line) {
   return JoinLine{*generation, std::string(address)};
 }
 
+bool door_is_gone(const JoinLine& given, const JoinLine& newest) {
+  return newest.generation > given.generation && newest.address != given.address;
+}
+
 }  // namespace sf::sfrun

@@ -15,6 +15,7 @@
 ///   shardflow elastic: join generation 1 at tcp://10.1.2.3:41234
 /// @endverbatim
 /// sfrun gives a replacement rank that address (`sfrun --max-restarts`, SF_ELASTIC_JOIN); it does not show the line.
+/// A replacement still waiting at a door that a newer world no longer has is moved to that world's (door_is_gone).
 ///
 /// Threading: pure functions.
 #pragma once
@@ -58,5 +59,12 @@ struct JoinLine {
 /// after the address are dropped; anything else after it makes the line no join line (nullopt), as does a missing or
 /// malformed generation or address: sfrun starts a rank towards an address only when the line is exactly the form.
 std::optional<JoinLine> parse_join_line(std::string_view line);
+
+/// Whether a replacement that waits at `given`, the door it was started with, is to be started again at `newest`:
+/// a door of a newer world at another address. Rank 0 keeps its door, at one address, from world to world while it
+/// stays rank 0; a newer world's door elsewhere means the rank that opened `given` is rank 0 no longer (in practice it
+/// died, and its door with it), so nobody will admit the replacement there. A newer door at the same address is the
+/// same door: the replacement's request is still held there.
+bool door_is_gone(const JoinLine& given, const JoinLine& newest);
 
 }  // namespace sf::sfrun

@@ -41,6 +41,12 @@ struct Supervisor::Rank {
   Clock::time_point member_ended_at{};
   int restart_due = 0;  // the number (1..K) of the restart promised to this slot, waiting for a door; 0: none
   int door_from = 0;    // the generation that door must be at least
+  // The replacement in the slot: its restart's number and the door it was given. A replacement whose door is gone
+  // (door_is_gone) is killed (`moving`) and started again by the same restart (`move_due`): no other one of K.
+  int restart = 0;
+  std::string door_address;
+  bool moving = false;
+  bool move_due = false;
 };
 
 namespace {
@@ -135,6 +141,17 @@ void Supervisor::reap() {
     r.status = status;
     r.ended_at = Clock::now();
     close_fd(r.ctl);
+    if (r.moving) {
+      // sfrun killed it to move it (move_from_dead_doors): no failure, and its restart is not spent. What it left in
+      // its group goes now, as after a failure (promise_restart).
+      r.moving = false;
+      if (stopping_ || r.removed) continue;
+      r.restart_due = r.restart;
+      r.door_from = r.join_generation + 1;
+      r.move_due = true;
+      ::kill(-r.pid, SIGKILL);
+      continue;
+    }
     if (failed(status) && !stopping_) {
       if (elastic_) {
         on_elastic_failure(r);
@@ -197,6 +214,19 @@ void Supervisor::note_joins() {
     if (!r.joined && elastic_->generation() > r.join_generation && elastic_->is_member(r.rank)) r.joined = true;
 }
 
+void Supervisor::move_from_dead_doors() {
+  if (stopping_ || members_ended_) return;
+  for (auto& r : ranks_) {
+    if (!r.running || r.joined || r.moving || r.removed) continue;
+    const auto door = elastic_->join_from(r.join_generation + 1);
+    // The rank 0 whose door it waits at is rank 0 no longer: nobody will admit it there, and the library's joiner
+    // would wait out its 300 s. It is killed now and started again once reaped (reap, start_replacements).
+    if (!door || !door_is_gone(JoinLine{r.join_generation, r.door_address}, *door)) continue;
+    r.moving = true;
+    signal_rank(r, SIGKILL);
+  }
+}
+
 void Supervisor::start_replacements() {
   if (stopping_ || members_ended_) return;
   for (auto& r : ranks_) {
@@ -206,11 +236,17 @@ void Supervisor::start_replacements() {
 }
 
 void Supervisor::start_replacement(Rank& r, const JoinLine& door) {
-  const int restart = r.restart_due;
+  r.restart = r.restart_due;
   r.restart_due = 0;
-  ++restarts_started_;
-  fmt::print(stderr, "sfrun: starting a replacement for rank {} (restart {} of {}); it joins generation {}\n", r.rank,
-             restart, max_restarts_, door.generation);
+  if (r.move_due) {
+    r.move_due = false;
+    fmt::print(stderr, "sfrun: the replacement for rank {} waited at the door of generation {}, whose rank 0 is gone; "
+               "starting it again at generation {} ({})\n", r.rank, r.join_generation, door.generation, door.address);
+  } else {
+    ++restarts_started_;
+    fmt::print(stderr, "sfrun: starting a replacement for rank {} (restart {} of {}); it joins generation {}\n",
+               r.rank, r.restart, max_restarts_, door.generation);
+  }
   // The last process's output ends in its log before the replacement's begins there.
   for (bool is_err : {false, true}) {
     int& fd = is_err ? r.err : r.out;
@@ -226,6 +262,7 @@ void Supervisor::start_replacement(Rank& r, const JoinLine& door) {
   }
   r.joined = false;
   r.join_generation = door.generation;
+  r.door_address = door.address;
   const RankLaunch l = with_extra_env(launches_[r.index], {"SF_ELASTIC_JOIN=" + door.address});
   try {
     start_rank(r, l);
@@ -344,6 +381,7 @@ JobResult Supervisor::run() {
     reap();
     if (elastic_ && !stopping_) {
       stop_removed_ranks();
+      move_from_dead_doors();
       start_replacements();
     }
     const auto now = Clock::now();

@@ -41,6 +41,12 @@
 //     door), it does not keep the job going (once every member has ended it is killed like a
 //     removed rank), and the failure of the member it replaces still counts where no line
 //     removed that rank;
+//   * a replacement that has not joined while a join line of a newer generation names another
+//     address than its door (door_is_gone: the rank 0 it waits at is rank 0 no longer, in
+//     practice dead) is moved: its process group gets SIGKILL and, once reaped, it is started
+//     again at the newer door by the same restart, which is not spent again: `sfrun: the
+//     replacement for rank 2 waited at the door of generation 1, whose rank 0 is gone; starting
+//     it again at generation 2 (ADDRESS)`;
 //   * none is started once sfrun is stopping or every member has ended; the summary says how
 //     many restarts were used.
 //
@@ -100,6 +106,7 @@ class Supervisor {
   bool members_running() const;
   int promise_restart(Rank& r, int door_from);
   void note_joins();
+  void move_from_dead_doors();
   void start_replacements();
   void start_replacement(Rank& r, const JoinLine& door);
   void stop_removed_ranks();

@@ -1,7 +1,7 @@
 // The membership lines of an elastic job as sfrun reads them: the generation and the members of a line (the
 // reason of a loss is free text), and the membership sfrun follows from them, each generation shown once; the join
-// lines (where a replacement rank joins) and the newest of them, which sfrun keeps; the line by which a rank says
-// it trains elastic.
+// lines (where a replacement rank joins) and the newest of them, which sfrun keeps; when a replacement's door is
+// gone (a newer world's door elsewhere); the line by which a rank says it trains elastic.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -126,6 +126,31 @@ TEST(SfrunElasticJoinLines, MalformedLinesAreNot) {
                         "shardflow elastic: join generation 1 at tcp://h:5; members 0,1",
                         "shardflow elastic: generation 1 at tcp://h:5"})
     EXPECT_FALSE(parse_join_line(s)) << s;
+}
+
+TEST(SfrunElasticJoinLines, ADoorOfANewerWorldElsewhereMeansTheGivenOneIsGone) {
+  const JoinLine given{1, "tcp://10.1.2.3:41234"};
+  // Rank 0 died; the next world's rank 0 opened its own door.
+  EXPECT_TRUE(door_is_gone(given, {2, "tcp://10.1.2.4:5000"}));
+  EXPECT_TRUE(door_is_gone(given, {7, "ipc:///tmp/x/door"}));
+  EXPECT_TRUE(door_is_gone(given, {2, "tcp://10.1.2.3:41235"}));  // the same host, another port: another door
+  // Rank 0 stays rank 0 and keeps its door from world to world: the request waiting there is still held.
+  EXPECT_FALSE(door_is_gone(given, {2, "tcp://10.1.2.3:41234"}));
+  EXPECT_FALSE(door_is_gone(given, {5, "tcp://10.1.2.3:41234"}));
+  // The door it was given, or an older or same-generation one, is no newer world's.
+  EXPECT_FALSE(door_is_gone(given, given));
+  EXPECT_FALSE(door_is_gone(given, {1, "tcp://10.1.2.4:5000"}));
+  EXPECT_FALSE(door_is_gone(given, {0, "tcp://10.1.2.4:5000"}));
+}
+
+TEST(SfrunElasticJoinLines, TheDoorsOfParsedLinesCompareAsGiven) {
+  // As the supervisor has them: the door a replacement was given, the newest line's.
+  const auto given = parse_join_line("[I rank 0] shardflow elastic: join generation 1 at ipc:///tmp/j/door.1");
+  const auto kept = parse_join_line("[I rank 0] shardflow elastic: join generation 2 at ipc:///tmp/j/door.1 \r");
+  const auto moved = parse_join_line("[I rank 0] shardflow elastic: join generation 2 at ipc:///tmp/j/door.2");
+  ASSERT_TRUE(given && kept && moved);
+  EXPECT_FALSE(door_is_gone(*given, *kept));
+  EXPECT_TRUE(door_is_gone(*given, *moved));
 }
 
 TEST(SfrunElasticReadyLines, ARankSaysItTrainsElastic) {

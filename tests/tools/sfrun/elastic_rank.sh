@@ -18,6 +18,13 @@
 #                   generation 1 again (door.stale), then one of generation 2 (door.2); the
 #                   replacement given that exits 4; the survivors exit 0
 #   never-joins     the replacement waits forever; the survivors exit 0 once it has started
+#   dead-door       rank 0 exits 1 once the replacement given door.1 has started, which then waits
+#                   there forever; ranks 1 and 3 go on as generation 2 (1,3) and rank 1 prints
+#                   `join generation 2 at .../door.2`; the replacements given door.2 (rank 2's
+#                   again, and rank 0's) join in generations 3 and 4; all exit 0
+#   door-kept       rank 3 exits 1 once the replacement of rank 2 has started; ranks 0 and 1 go on
+#                   as generation 2 (0,1), rank 0 keeps its door: `join generation 2 at .../door.1`;
+#                   the replacements join in generations 3 and 4 (2, then 3); all exit 0
 # Every rank first says that it trains elastic, as train_elastic does, and waits until sfrun has
 # read it; except in
 #   not-elastic     3 ranks that never say it: rank 1 dies of SIGKILL, the others wait to be stopped
@@ -39,8 +46,8 @@ await_in() {
 }
 # await TEXT: until sfrun's stderr has TEXT.
 await() { await_in "$err" "$1"; }
-# door GENERATION NAME: rank 0's join line, after a logger's prefix as a real rank's may have.
-door() { echo "[I rank 0] shardflow elastic: join generation $1 at ipc://$logs/door.$2" >&2; }
+# door GENERATION NAME: rank 0's join line (this rank is rank 0 of its world), after a logger's prefix as a real rank's may have.
+door() { echo "[I rank $rank] shardflow elastic: join generation $1 at ipc://$logs/door.$2" >&2; }
 # await_frozen: until rank 1 is stopped (state T).
 await_frozen() {
   local i pid
@@ -81,15 +88,21 @@ if [[ -n ${SF_ELASTIC_JOIN-} ]]; then
     no-replacement) exit 0 ;;
     replacement-fails) [[ $SF_ELASTIC_JOIN == */door.1 ]] && exit 3 || exit 4 ;;
     never-joins) exec sleep 60 ;;
+    dead-door | door-kept)
+      # In dead-door, door.1's rank 0 dies: nobody will admit this one there.
+      [[ $mode == dead-door && $SF_ELASTIC_JOIN == */door.1 ]] && exec sleep 60
+      await "sfrun: shardflow elastic: generation 4:"
+      exit 0
+      ;;
   esac
 fi
 
 case $mode/$rank in
-  rejoin/2 | no-replacement/2 | replacement-fails/2 | never-joins/2)
+  rejoin/2 | no-replacement/2 | replacement-fails/2 | never-joins/2 | dead-door/2 | door-kept/2)
     await_in "$logs/rank.0/stderr" "join generation 0"
     exit 1
     ;;
-  rejoin/* | no-replacement/* | replacement-fails/* | never-joins/*)
+  rejoin/* | no-replacement/* | replacement-fails/* | never-joins/* | dead-door/* | door-kept/*)
     [[ $rank == 0 ]] && door 0 0
     await "sfrun: rank 2 exited with code 1"
     changed 1 "lost rank 2" 0,1,3 4
@@ -111,6 +124,30 @@ case $mode/$rank in
         await "sfrun: the replacement for rank 2 exited with code 4 before it joined"
         ;;
       never-joins) await_in "$logs/rank.2/stdout" "rank 2: SF_ELASTIC_JOIN=" ;;
+      dead-door)
+        await_in "$logs/rank.2/stdout" "rank 2: SF_ELASTIC_JOIN="
+        [[ $rank == 0 ]] && exit 1
+        await "sfrun: rank 0 exited with code 1"
+        changed 2 "lost rank 0" 1,3 3
+        [[ $rank == 1 ]] && door 2 2
+        await_in "$logs/rank.2/stdout" "rank 2: SF_ELASTIC_JOIN=ipc://$logs/door.2"
+        await_in "$logs/rank.0/stdout" "rank 0: SF_ELASTIC_JOIN=ipc://$logs/door.2"
+        changed 3 "rank 2 joined" 1,3,2 2
+        changed 4 "rank 0 joined" 1,3,2,0 3
+        await "sfrun: shardflow elastic: generation 4:"
+        ;;
+      door-kept)
+        await_in "$logs/rank.2/stdout" "rank 2: SF_ELASTIC_JOIN="
+        [[ $rank == 3 ]] && exit 1
+        await "sfrun: rank 3 exited with code 1"
+        changed 2 "lost rank 3" 0,1 3
+        [[ $rank == 0 ]] && door 2 1
+        # Rank 3's replacement starts only after sfrun has read that line: rank 2's is still where it was.
+        await_in "$logs/rank.3/stdout" "rank 3: SF_ELASTIC_JOIN="
+        changed 3 "rank 2 joined" 0,1,2 2
+        changed 4 "rank 3 joined" 0,1,2,3 3
+        await "sfrun: shardflow elastic: generation 4:"
+        ;;
     esac
     exit 0
     ;;

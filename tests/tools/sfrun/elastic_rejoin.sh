@@ -5,7 +5,9 @@
 # the same logs; the replacement is a member once generation 2 lists it, and the job exits 0 —
 # here and through the agent. With --max-restarts 0 nothing is replaced. A replacement that
 # fails before it joined fails nothing; another follows only a newer door. A replacement still
-# waiting to join when every member has ended is stopped.
+# waiting to join when every member has ended is stopped. A replacement waiting at the door of a
+# rank 0 that died is moved to the next world's door by the same restart; one whose rank 0 kept
+# its door into a newer world stays.
 source "$TEST_DIR/lib.sh"
 rank_program=(bash "$TEST_DIR/elastic_rank.sh")
 
@@ -109,5 +111,47 @@ err=$work/$job.err
 expect_in "$err" "sfrun: starting a replacement for rank 2 (restart 1 of 1); it joins generation 1"
 expect_in "$err" "sfrun: the replacement for rank 2 had not joined when the job's members ended; stopped it"
 expect_in "$err" "sfrun: the 3 ranks of generation 1 (0, 1, 3) exited 0 in "
+assert_gone $(job_pids "$job")
+
+# Rank 0 dies while the replacement of rank 2 waits at its door: once rank 1, rank 0 of the next
+# world, prints its own door, sfrun kills the waiting replacement and starts it again there,
+# spending no restart; rank 0's replacement is the second of 2.
+job=deaddoor$id
+run_job "$job" dead-door --max-restarts 2
+[[ $rc -eq 0 ]] || fail "sfrun exited $rc with a replacement at a dead door, expected 0"
+err=$work/$job.err
+expect_in "$err" "sfrun: starting a replacement for rank 2 (restart 1 of 2); it joins generation 1"
+expect_in "$err" \
+  "sfrun: rank 0 exited with code 1; the elastic job goes on without it; a replacement will join (restart 2 of 2)"
+expect_in "$err" "sfrun: the replacement for rank 2 waited at the door of generation 1, whose rank 0 is gone; starting \
+it again at generation 2 (ipc://$logs/$job/door.2)"
+expect_in "$err" "sfrun: starting a replacement for rank 0 (restart 2 of 2); it joins generation 2"
+[[ $(starts "$job") -eq 2 ]] || fail "$(starts "$job") replacements started, expected 2"
+[[ $(count_in "$err" "starting it again") -eq 1 ]] || fail "not one move"
+expect_not_in "$err" "before it joined"
+expect_in "$err" "sfrun: the 4 ranks of generation 4 (0, 1, 2, 3) exited 0 in "
+expect_in "$err" "; 0 of 4 left the job (2 restarts of 2 used)"
+out2=$logs/$job/rank.2/stdout
+[[ $(count_in "$out2" "rank 2: SF_ELASTIC=3:4") -eq 3 ]] || { show "$out2"; fail "rank 2's log has not 3 starts"; }
+expect_in "$out2" "rank 2: SF_ELASTIC_JOIN=ipc://$logs/$job/door.1"
+expect_in "$out2" "rank 2: SF_ELASTIC_JOIN=ipc://$logs/$job/door.2"
+assert_gone $(job_pids "$job")
+
+# Rank 0 keeps its door into a newer world (rank 3 lost meanwhile): the replacement waiting there
+# stays, and rank 3's replacement gets the same door.
+job=doorkept$id
+run_job "$job" door-kept --max-restarts 2
+[[ $rc -eq 0 ]] || fail "sfrun exited $rc with a door kept, expected 0"
+err=$work/$job.err
+expect_in "$err" "sfrun: starting a replacement for rank 2 (restart 1 of 2); it joins generation 1"
+expect_in "$err" "sfrun: starting a replacement for rank 3 (restart 2 of 2); it joins generation 2"
+[[ $(starts "$job") -eq 2 ]] || fail "$(starts "$job") replacements started, expected 2"
+expect_not_in "$err" "starting it again"
+expect_not_in "$err" "before it joined"
+expect_in "$err" "sfrun: the 4 ranks of generation 4 (0, 1, 2, 3) exited 0 in "
+expect_in "$err" "; 0 of 4 left the job (2 restarts of 2 used)"
+[[ $(grep -c "SF_ELASTIC_JOIN=" "$logs/$job/rank.2/stdout") -eq 1 ]] ||
+  { show "$logs/$job/rank.2/stdout"; fail "rank 2's replacement was started again"; }
+expect_in "$logs/$job/rank.3/stdout" "rank 3: SF_ELASTIC_JOIN=ipc://$logs/$job/door.1"
 assert_gone $(job_pids "$job")
 echo PASS
