@@ -232,24 +232,16 @@ def main():
         # replacement's process appears (it takes 100 ms and more to ask), it leaves that
         # replacement at a dead door; sfrun moves it to the door of the next world's rank 0 by the
         # same restart, and rank 0's own replacement (restart 2 of 2) joins there too.
-        # Rank 0 dies once the survivors have also finished a step of generation 1: a change that
-        # goes back to the state a world started from, before its first step, does not always
-        # equal the restart oracle (a second loss that soon; the library's part, not sfrun's).
+        # Rank 0 often dies before the survivors' first step of generation 1: the next change then
+        # goes back to the state that world started from, which its members had received.
         victim = rng.randrange(1, RANKS)
         survivors = [r for r in range(1, RANKS) if r != victim]
-
-        def stepped_in_generation_1(j, r):
-            text = j.text(r)
-            at = text.find("shardflow elastic: generation 1:")
-            return at >= 0 and any(er.LOSS.match(line) for line in text[at:].splitlines())
 
         def dead_door(j):
             moment(j, survivors[0], total // 4)
             old = j.pid(victim)
             os.kill(old, signal.SIGKILL)
             j.wait_for(lambda: j.pid(victim) not in (None, old), f"the replacement of rank {victim}", poll=0.001)
-            j.wait_for(lambda: all(stepped_in_generation_1(j, r) for r in survivors),
-                       "the survivors' first step of generation 1", poll=0.001)
             j.signal(0, signal.SIGKILL)
         job = elastic("rejoin_dead_door", dead_door, restarts=2)
         changes = check(job, [])
