@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <shardflow/comm/buffer_pool.h>
 #include <shardflow/comm/text_tensor.h>
 #include <shardflow/core/brief.h>
 #include <shardflow/core/error.h>
@@ -109,6 +110,7 @@ bool admit_joiner(Transport& world, const MembershipInput& in, std::vector<JoinR
     return false;
   }
   const std::string text = tensor_text(relay);
+  BufferPool::global().release(relay);  // read (a no-op on rank 0, whose relay is its own)
   const size_t space = text.find(' ');
   int label = -1;
   const bool parsed = space != std::string::npos &&
@@ -178,6 +180,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
         continue;
       }
       const Proposal p = decode_proposal(got, round, r, size);
+      BufferPool::global().release(got);  // read: back to the pool
       if (p.lost != lost) agreed = false;
       if (r == 0) joiners = p.joiners;
       merged.insert(p.lost.begin(), p.lost.end());
@@ -213,6 +216,7 @@ MembershipChange agree_membership(Transport& world, const MembershipInput& in) {
         break;
       }
       addresses.push_back(tensor_text(got));
+      BufferPool::global().release(got);
     }
     if (!complete) continue;
     if (joiners > 0 && !admit_joiner(world, in, joining, round, alive, lost, addresses, change)) continue;

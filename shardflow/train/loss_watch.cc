@@ -1,5 +1,6 @@
 #include <shardflow/train/loss_watch.h>
 
+#include <shardflow/comm/buffer_pool.h>
 #include <shardflow/comm/membership.h>
 #include <shardflow/core/error.h>
 
@@ -46,7 +47,8 @@ bool LossWatch::wait_for_join() {
   }
   const auto start = std::chrono::steady_clock::now();
   try {
-    transport_->recv(0, comm::join_notice_tag(), kPoll);  // the wait is the poll's sleep
+    // The wait is the poll's sleep; the notice itself says nothing more, and goes back to the pool.
+    comm::BufferPool::global().release(transport_->recv(0, comm::join_notice_tag(), kPoll));
     return true;
   } catch (const Error&) {
     // No notice within the poll; a lost rank 0 fails at once, so the wait is made up.
