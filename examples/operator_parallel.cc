@@ -130,29 +130,24 @@ void shard(Network& net, const Options& o, const sf::StrategyTable& from_file, i
   net.relu2.shard({{d, 1}});
 }
 
-// The network and loss on global shapes (a batch of 32), as every rank builds them before
-// sharding: to check a strategy file and to save the strategies used, before any rank starts.
-int global_graph(Network& net, sf::Graph& g) {
+// The network and loss on global shapes (a batch of `batch` rows), as every rank builds them
+// before sharding: to check a strategy file and to save the strategies used, before any rank
+// starts.
+int global_graph(Network& net, sf::Graph& g, int64_t batch) {
   net.trainable_params();
   sf::GraphBuilder b(g);
-  sf::Value logits = net(b, b.input("input0", {32, 1, 28, 28}));
-  return nn::CrossEntropyLoss()(b, logits, b.input("input1", {32}, sf::DType::kI32)).id;
+  sf::Value logits = net(b, b.input("input0", {batch, 1, 28, 28}));
+  return nn::CrossEntropyLoss()(b, logits, b.input("input1", {batch}, sf::DType::kI32)).id;
 }
 
-// The global graph of an unsharded network, for the strategy file's check and the strategies used.
-int unsharded_global_graph(sf::Graph& g) {
-  Network net;
-  return global_graph(net, g);
-}
-
-// --dry-run N: the plan of the seed's batch of 32 on N ranks, none started.
+// --dry-run N: the plan of a batch of --batch rows (the seed's 32) on N ranks, none started.
 void dry_run(const Options& o, const sf::StrategyTable& from_file) {
   Network net;
   shard(net, o, from_file, o.dry_run);
   nn::CrossEntropyLoss loss_fn;
   const sf::NetworkPlan plan = sf::plan_network(
       net, [&](sf::GraphBuilder& b, const std::vector<sf::Value>& in) { return loss_fn(b, net(b, in[0]), in[1]); },
-      {{32, 1, 28, 28}, {32}}, {sf::DType::kF32, sf::DType::kI32}, o.dry_run);
+      {{o.batch, 1, 28, 28}, {o.batch}}, {sf::DType::kF32, sf::DType::kI32}, o.dry_run);
   std::cout << plan.str(false);
 }
 
@@ -258,7 +253,14 @@ int main(int argc, char** argv) {
       dry_run(o, table);
       return ex::Next::kDone;
     }
-    from_file = ex::load_strategies(o.strategies, unsharded_global_graph, job.size);
+    // The global graph of an unsharded network, for the strategy file's check.
+    from_file = ex::load_strategies(
+        o.strategies,
+        [&](sf::Graph& g) {
+          Network net;
+          return global_graph(net, g, o.batch);
+        },
+        job.size);
     data_set = create_dataset(c, o.batch);
     ds::Dataset::check_mnist(c.data_dir, "test");  // read after training, for the accuracy
     if (!o.elastic_timeline.empty()) sf::prepare_timeline_dir(o.elastic_timeline);  // before the job starts
@@ -266,7 +268,7 @@ int main(int argc, char** argv) {
       Network net;
       shard(net, o, from_file, job.size);
       sf::Graph g;
-      const int loss = global_graph(net, g);
+      const int loss = global_graph(net, g, o.batch);
       const sf::GraphSharding sharding = sf::shard_graph(g, {loss}, net.strategies(), job.size);
       const sf::StrategyTable used = sf::strategies_of(g, sharding);
       if (o.strategies.explain)
