@@ -7,7 +7,8 @@
 namespace sf::examples {
 
 CLI::Option* add_strategy_options(CLI::App& app, StrategyOptions& o) {
-  CLI::Option* file = app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
+  CLI::Option* file =
+      app.add_option("--strategy-file", o.strategy_file, "load the ops' strategies from this JSON file");
   app.add_option("--save-strategy-file", o.save_strategy_file, "write the strategies used to this JSON file");
   app.add_flag("--explain", o.explain, "print each op's strategy and where it came from");
   return file;

@@ -46,7 +46,8 @@ await_in() {
 }
 # await TEXT: until sfrun's stderr has TEXT.
 await() { await_in "$err" "$1"; }
-# door GENERATION NAME: rank 0's join line (this rank is rank 0 of its world), after a logger's prefix as a real rank's may have.
+# door GENERATION NAME: rank 0's join line (this rank is rank 0 of its world), after a logger's
+# prefix as a real rank's may have.
 door() { echo "[I rank $rank] shardflow elastic: join generation $1 at ipc://$logs/door.$2" >&2; }
 # await_frozen: until rank 1 is stopped (state T).
 await_frozen() {
