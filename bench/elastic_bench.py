@@ -31,7 +31,9 @@ replacement, which joins at rank 0's door (docs/elastic.md, "Rejoin"). Measured 
                       and the time from the first message's arrival to the last one's (the transfer)
 
 and the zmq link's bandwidth for a message of the state's size, measured in the same run with
-bench/p2p_bench (ipc, as the jobs' ranks use): the transfer against bytes / bandwidth.
+bench/p2p_bench (ipc, as the jobs' ranks use): warm (the median of many round trips) and cold
+(a fresh pair's first message, as the replacement's receive is): the transfer against
+bytes / bandwidth.
 
   python3 bench/elastic_bench.py [--kills 20] [--rejoins 20] [--ranks 4] [--seed S] [--work DIR] [--keep]
 """
@@ -217,10 +219,13 @@ def one_rejoin(a, rng, i, args):
     return res
 
 
-def p2p_bandwidth(a, nbytes):
-    """GB/s of one zmq message of `nbytes` between two processes (bench/p2p_bench, ipc)."""
+def p2p_bandwidth(a, nbytes, cold=False):
+    """GB/s of one zmq message of `nbytes` between two processes (bench/p2p_bench, ipc): the median
+    of its timed round trips, or with `cold` the first round trip of a fresh pair (no warm-up), as a
+    replacement's first receive is: its buffers are touched for the first time."""
     prog = os.path.join(os.path.dirname(a.program), "..", "bench", "sfbench_p2p")
-    out = subprocess.run([prog, "--mode", "zmq", "--zmq-scheme", "ipc", "--sizes", str(nbytes)],
+    extra = ["--warmup", "0", "--min-iters", "1", "--budget", "0.000001"] if cold else []
+    out = subprocess.run([prog, "--mode", "zmq", "--zmq-scheme", "ipc", "--sizes", str(nbytes)] + extra,
                          capture_output=True, text=True, timeout=120)
     for line in out.stdout.splitlines():
         if line.startswith("RESULT,p2p,zmq"):
@@ -378,6 +383,10 @@ def rejoin_figures(a, rng, args):
     print()
     print(f"zmq link, one message of {nbytes} bytes over ipc (bench/p2p_bench, same run): {gbs:.2f} GB/s "
           f"({line}); bytes / bandwidth = {ms(ideal)} ms")
+    colds = sorted(p2p_bandwidth(a, nbytes, cold=True)[0] for _ in range(5))
+    cold_ideal = nbytes / (statistics.median(colds) * 1e9)
+    print(f"the same message as a fresh pair's first (5 pairs, median): {statistics.median(colds):.2f} GB/s "
+          f"({', '.join(f'{g:.2f}' for g in colds)}); bytes / bandwidth = {ms(cold_ideal)} ms")
     print()
     print("| ms | median | min | max | n |")
     print("|---|---:|---:|---:|---:|")
@@ -389,11 +398,13 @@ def rejoin_figures(a, rng, args):
     streamed = statistics.median(r["streamed"] for r in done)
     pause = statistics.median(r["pause"] for r in done)
     within = sum(1 for r in done if r["streamed"] <= 1.2 * ideal)
+    within_cold = sum(1 for r in done if r["streamed"] <= 1.2 * cold_ideal)
     print()
-    print(f"state streamed (median) {ms(streamed)} ms against 1.2 x bytes / bandwidth = {ms(1.2 * ideal)} ms "
-          f"({within} of {len(done)} runs within it); the rest of the join pause, {ms(max(0.0, pause - streamed))} ms "
-          f"(median), is fixed cost: the agreement, the new world's links, rank 0 putting the state together and "
-          f"sending it to the other members, and the rebuild of the model and the dataset shard")
+    print(f"state streamed (median) {ms(streamed)} ms against 1.2 x bytes / bandwidth = {ms(1.2 * ideal)} ms warm "
+          f"({within} of {len(done)} runs within it), {ms(1.2 * cold_ideal)} ms cold ({within_cold} of {len(done)}); "
+          f"the rest of the join pause, {ms(max(0.0, pause - streamed))} ms (median), is fixed cost: the agreement, "
+          f"the new world's links, rank 0 putting the state together and sending it to the other members, and the "
+          f"rebuild of the model and the dataset shard")
 
 
 if __name__ == "__main__":
