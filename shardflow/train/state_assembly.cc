@@ -179,7 +179,7 @@ const Tensor* find_tensor(const NamedTensors& tensors, const std::string& name) 
 
 }  // namespace
 
-void note_state_blocks(TrainingState& state, const ParameterList& params) {
+nlohmann::json state_blocks(const TrainingState& state, const ParameterList& params) {
   nlohmann::json blocks = nlohmann::json::object();
   for (const auto& [name, t] : state.tensors) {
     const ckpt::ShardedTensor b = ckpt::parameter_block(name, t, params);
@@ -189,10 +189,18 @@ void note_state_blocks(TrainingState& state, const ParameterList& params) {
     for (const DimSlice& d : box.dims) offset.push_back(d.offset);
     blocks[name] = {{"global", b.global}, {"offset", offset}, {"shape", t.shape()}};
   }
+  return blocks;
+}
+
+void note_state_blocks(TrainingState& state, nlohmann::json blocks) {
   if (blocks.empty())
     state.scalars.erase(kBlocks);
   else
     state.scalars[kBlocks] = std::move(blocks);
+}
+
+void note_state_blocks(TrainingState& state, const ParameterList& params) {
+  note_state_blocks(state, state_blocks(state, params));
 }
 
 bool holds_blocks(const TrainingState& state) { return state.scalars.contains(kBlocks); }

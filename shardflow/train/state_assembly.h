@@ -30,9 +30,14 @@
 
 namespace sf {
 
-/// Writes into `state` where each of its tensors held as a block lies in the whole tensor (see the
-/// file comment), by the blocks of `params`, the network's parameters; removes the entry when
-/// every tensor is whole.
+/// Where each tensor of `state` held as a block lies in the whole tensor (the entry the file
+/// comment describes), by the blocks of `params`, the network's parameters; an empty object when
+/// every tensor is whole. A world's layout does not change, so StateCommits works it out once.
+nlohmann::json state_blocks(const TrainingState& state, const ParameterList& params);
+/// Writes `blocks` (state_blocks of a state of the same world) into `state`; removes the entry
+/// when it is empty.
+void note_state_blocks(TrainingState& state, nlohmann::json blocks);
+/// Both: note_state_blocks(state, state_blocks(state, params)).
 void note_state_blocks(TrainingState& state, const ParameterList& params);
 
 /// Whether `state` holds a tensor as a block (note_state_blocks listed one).

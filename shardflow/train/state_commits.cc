@@ -12,7 +12,9 @@ void StateCommits::on_step_end(const RunContext& ctx) { keep(ctx); }
 
 void StateCommits::keep(const RunContext& ctx) {
   TrainingState state = capture_training_state(ctx);
-  note_state_blocks(state, ctx.network->get_parameters());  // a member may hold blocks (DP x TP)
+  // A member may hold blocks (DP x TP); where they lie is the same after every step of a world.
+  if (!blocks_) blocks_ = state_blocks(state, ctx.network->get_parameters());
+  note_state_blocks(state, *blocks_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!states_.empty() && states_.back().first == ctx.global_step) states_.pop_back();
   states_.emplace_back(ctx.global_step, std::move(state));

@@ -38,6 +38,7 @@ class StateCommits : public Callback {
 
   mutable std::mutex mu_;
   std::deque<std::pair<int64_t, TrainingState>> states_;  // oldest first, at most 2
+  std::optional<nlohmann::json> blocks_;                  // state_blocks of this world, from the first step
 };
 
 }  // namespace sf
