@@ -273,9 +273,9 @@ def main():
         a.work = os.path.abspath(a.work)
         os.makedirs(a.work, exist_ok=True)
     rng = random.Random(a.seed)
-    args = ["--steps", str(a.steps), "--epochs", "1", "--batch", "32", "--print-every", "1"]
+    args = ["--api", "model", "--steps", str(a.steps), "--epochs", "1", "--batch", "32", "--print-every", "1"]
     if a.tensor_parallel:  # operator_parallel's --batch is the global batch: 48 splits over 4, 3 and 2 ranks
-        args = ["--steps", str(a.steps), "--epochs", "1", "--batch", "48", "--print-every", "1",
+        args = ["--api", "model", "--steps", str(a.steps), "--epochs", "1", "--batch", "48", "--print-every", "1",
                 "--tensor-parallel", str(a.tensor_parallel)]
 
     def sh(cmd):
@@ -286,8 +286,7 @@ def main():
 
     print("elastic_bench: " + shlex.join([sys.argv[0]] + sys.argv[1:]))
     print(f"seed {a.seed}; {a.kills} kills")
-    run = ["sfrun", "-n", str(a.ranks), "--elastic", f"2:{a.ranks}", "--", os.path.basename(a.program),
-           "--api", "model"]
+    run = ["sfrun", "-n", str(a.ranks), "--elastic", f"2:{a.ranks}", "--", os.path.basename(a.program)]
     print(f"each run: {shlex.join(run + args)}")
     print(f"machine: {os.cpu_count()} cpus (nproc {sh(['nproc'])}), kernel {platform.release()}, "
           f"{platform.machine()}; {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; "

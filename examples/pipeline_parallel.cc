@@ -35,7 +35,16 @@
 //
 // The loss of a step is the sum of its micro-batches' losses (MindSpore's PipelineCell). After
 // training, every rank evaluates the whole network on the test set with the stages' parameters.
+//
+// Training goes through train_elastic: under `sfrun --elastic MIN:MAX` a lost rank's stage is
+// taken over from its data-parallel replica and the survivors go on with the stages their count
+// allows (docs/elastic.md). --fit-stages makes that count gcd(--stages, ranks), so that every
+// world trains (2 stages x 2 on 4 ranks, 1 stage x 3 on 3); every rank count in MIN..MAX is
+// checked before the job starts, and every rank prints its loss lines:
+//
+//   sfrun -n 4 --elastic 2:4 -- ./build/examples/pipeline_parallel --fit-stages --batch 48
 #include <algorithm>
+#include <numeric>
 #include <fmt/format.h>
 #include <iostream>
 
@@ -53,6 +62,8 @@ namespace ex = sf::examples;
 
 struct Options {
   int stages = 0, micro_size = 2, interleave = 1;  // stages 0: the seed's 2, or 1 on 1 device
+  bool fit_stages = false;                         // gcd(stages, devices) stages on any device count
+  std::string elastic_timeline;                    // each rank's steps and membership changes
   int tp = 1, dp = 0;                              // dp 0: devices / (stages x tp)
   int64_t batch = 32, eval_rows = 2000;
   std::string schedule = "1f1b", timeline;
@@ -62,6 +73,10 @@ struct Options {
   std::string resnet = "small";  // or "document": the document's widths (seed003_net.h)
 };
 
+// The stages on `devices` devices: --stages, or with --fit-stages the most of them that the
+// device count allows.
+int stages_on(const Options& o, int devices) { return o.fit_stages ? std::gcd(o.stages, devices) : o.stages; }
+
 // The seed's network as every rank builds it, its channels cut by --tp.
 struct Network {
   seed003::ResNet net;
@@ -69,13 +84,14 @@ struct Network {
   Network(const Options& o, int devices)
       : net(10, o.resnet == "document" ? seed003::ResNetShape::document() : seed003::ResNetShape{}),
         cell(sf::nn::WithLossCell(net, sf::nn::CrossEntropyLoss()), o.micro_size) {
-    net.set_stages(o.stages * o.interleave);
-    if (o.tp > 1) net.shard_channels(devices / (o.stages * o.tp), o.tp);
+    const int stages = stages_on(o, devices);
+    net.set_stages(stages * o.interleave);
+    if (o.tp > 1) net.shard_channels(devices / (stages * o.tp), o.tp);
   }
 };
 
-// The context every rank trains in (and a plan is made in).
-sf::AutoParallelContext pipeline_context(const Options& o) {
+// The context every rank of a job on `devices` devices trains in (and a plan is made in).
+sf::AutoParallelContext pipeline_context(const Options& o, int devices) {
   return {.parallel_mode = o.parallel_mode == "auto" ? sf::ParallelMode::kAutoParallel
                                                      : sf::ParallelMode::kSemiAutoParallel,
           .gradients_mean = true,
@@ -83,7 +99,7 @@ sf::AutoParallelContext pipeline_context(const Options& o) {
           .strategy_ckpt_load_file = o.strategies.strategy_file,
           .save_graphs = !o.save_graphs.empty(),
           .save_graphs_path = o.save_graphs.empty() ? "saved_graph" : o.save_graphs,
-          .pipeline_stages = o.stages,
+          .pipeline_stages = stages_on(o, devices),
           .pipeline_scheduler = o.schedule,
           .pipeline_interleave = o.interleave};
 }
@@ -93,7 +109,7 @@ sf::PipelinePlan plan(const Options& o, int devices, int64_t batch) {
   sf::set_seed(3);
   Network n(o, devices);
   return sf::plan_pipeline(n.cell, {{batch, 1, 28, 28}, {batch}}, {sf::DType::kF32, sf::DType::kI32}, devices,
-                           pipeline_context(o));
+                           pipeline_context(o, devices));
 }
 
 // Where --explain says a given strategy came from.
@@ -105,36 +121,53 @@ ds::Dataset create_dataset(const std::string& data_dir, const std::string& usage
   ds::Dataset d = ds::Dataset::mnist(data_dir, usage).take(rows);
   d = d.map({ds::Rescale(1.0f / 255.0f, 0.0f), ds::Normalize({0.2860f}, {0.3530f}), ds::HWC2CHW()}, "image");
   d = d.map({ds::TypeCast(sf::DType::kI32)}, "label");
-  return d.batch(batch);
+  return d.batch(batch, usage == "train");  // the whole test set, a short last batch too
 }
 
-// The configuration's rules, each refused with its reason before any rank communicates (the
-// library checks them again when the first step is built, on every rank).
+// The configuration's rules on `devices` devices, each refused with its reason before any rank
+// communicates (the library checks them again when the first step is built, on every rank).
 void check_configuration(const Options& o, int devices, int64_t batch) {
-  SF_ENFORCE(devices % (o.stages * o.tp) == 0, InvalidArgument,
+  const int stages = stages_on(o, devices);
+  SF_ENFORCE(devices % (stages * o.tp) == 0, InvalidArgument,
              "pipeline: --stages {}{} does not divide the {} devices: data-parallel x stages x tensor-parallel must "
-             "equal the device count",
-             o.stages, o.tp > 1 ? fmt::format(" x --tp {}", o.tp) : "", devices);
-  SF_ENFORCE(o.dp == 0 || o.dp * o.stages * o.tp == devices, InvalidArgument,
-             "pipeline: --dp {} x --stages {} x --tp {} = {}, but there are {} devices", o.dp, o.stages, o.tp,
-             o.dp * o.stages * o.tp, devices);
-  SF_ENFORCE(o.stages * o.interleave <= seed003::ResNet::kCells, InvalidArgument,
+             "equal the device count{}",
+             stages, o.tp > 1 ? fmt::format(" x --tp {}", o.tp) : "", devices,
+             o.fit_stages ? "" : " (--fit-stages uses gcd(--stages, devices) stages)");
+  SF_ENFORCE(o.dp == 0 || o.dp * stages * o.tp == devices, InvalidArgument,
+             "pipeline: --dp {} x --stages {} x --tp {} = {}, but there are {} devices", o.dp, stages, o.tp,
+             o.dp * stages * o.tp, devices);
+  SF_ENFORCE(stages * o.interleave <= seed003::ResNet::kCells, InvalidArgument,
              "pipeline: --stages {} x --interleave {} is more than the ResNet's {} cells: each virtual stage needs a "
              "cell of its own",
-             o.stages, o.interleave, seed003::ResNet::kCells);
-  SF_ENFORCE(o.micro_size >= o.stages, InvalidArgument,
+             stages, o.interleave, seed003::ResNet::kCells);
+  SF_ENFORCE(o.micro_size >= stages, InvalidArgument,
              "pipeline: --micro-batches {} is smaller than --stages {}; each stage needs a micro-batch of its own "
              "(micro-batches >= stages)",
-             o.micro_size, o.stages);
+             o.micro_size, stages);
   SF_ENFORCE(batch % o.micro_size == 0, InvalidArgument,
              "pipeline: --batch {} is not divisible by --micro-batches {}", batch, o.micro_size);
-  const int dp = devices / o.stages;
+  const int dp = devices / stages;
   SF_ENFORCE((batch / o.micro_size) % dp == 0, InvalidArgument,
              "pipeline: a micro-batch of {} rows cannot be split over the {} devices of a stage",
              batch / o.micro_size, dp);
   // The schedule's own rules: a known name, --interleave only with interleaved_1f1b, and there
   // V >= 2 and micro-batches a multiple of the stages.
-  sf::pipeline::make_schedule(sf::pipeline::schedule_kind(o.schedule), o.stages, o.micro_size, o.interleave);
+  sf::pipeline::make_schedule(sf::pipeline::schedule_kind(o.schedule), stages, o.micro_size, o.interleave);
+}
+
+// Under `sfrun --elastic MIN:MAX` the rules on every rank count the job may come to have: a
+// configuration that a world of survivors cannot train is refused before the job starts.
+void check_elastic_worlds(const Options& o, int64_t batch) {
+  const std::optional<sf::ElasticRange> range = sf::elastic_range_from_env();
+  if (!range) return;
+  for (int n = range->min; n <= range->max; ++n) {
+    try {
+      check_configuration(o, n, batch);
+    } catch (const sf::Error& e) {
+      SF_THROW(InvalidArgument, "{} (a world of {} ranks, which sfrun --elastic {}:{} may come to)", e.what(), n,
+               range->min, range->max);
+    }
+  }
 }
 
 }  // namespace
@@ -163,6 +196,11 @@ int main(int argc, char** argv) {
       ->check(sf::cli::kPositive);
   app.add_option("--eval-rows", o.eval_rows, "test images to evaluate on (in batches of up to 250)")
       ->check(sf::cli::kPositive);
+  app.add_flag("--fit-stages", o.fit_stages,
+               "use gcd(--stages, devices) stages, so that any device count trains (the worlds of sfrun --elastic)");
+  app.add_option("--elastic-timeline", o.elastic_timeline,
+                 "under sfrun --elastic: write DIR/rank.R.timeline.json (steps and membership changes, for sfviz "
+                 "show)");
   app.add_option("--timeline", o.timeline, "write the last step's measured timeline (JSON, for sfviz show)");
   app.add_option("--parallel-mode", o.parallel_mode, "semi_auto (the given strategies) or auto (searched per stage)")
       ->check(CLI::IsMember({"semi_auto", "auto"}));
@@ -179,11 +217,12 @@ int main(int argc, char** argv) {
     if (o.stages == 0) o.stages = devices == 1 ? 1 : 2;
     // Ops without a strategy cut the batch over all the stage's devices: a row per device at least.
     // (At least 1: a device count the stages do not divide is refused just below.)
-    const int64_t rows = static_cast<int64_t>(o.micro_size) * std::max(1, devices / o.stages);
+    const int64_t rows = static_cast<int64_t>(o.micro_size) * std::max(1, devices / stages_on(o, devices));
     const int64_t batch = o.dry_run > 0 && app.count("--batch") == 0 ? rows * std::max<int64_t>(1, 32 / rows) : o.batch;
     check_configuration(o, devices, batch);
-    const sf::AutoParallelContext context = pipeline_context(o);
-    sf::set_auto_parallel_context(context);
+    if (o.dry_run == 0) check_elastic_worlds(o, batch);
+    if (!o.elastic_timeline.empty()) sf::prepare_timeline_dir(o.elastic_timeline);  // before the job starts
+    sf::set_auto_parallel_context(pipeline_context(o, devices));
     if (o.dry_run > 0) {
       const sf::PipelinePlan p = plan(o, devices, batch);
       std::cout << p.str(o.strategies.explain, given_by(o));
@@ -206,30 +245,42 @@ int main(int argc, char** argv) {
   };
   example.run = [&] {
     sf::comm::run_ranks([&] {
+      // Rank 0 (the first stage) reports the step's loss, as the seed's LossMonitor on device 0;
+      // in an elastic job every rank does, so that the loss lines go on when rank 0 is lost.
+      const bool elastic = sf::elastic_range_from_env().has_value();
+      sf::ElasticOptions elastic_options;
+      elastic_options.timeline_dir = o.elastic_timeline;
+      // Each world (a new one after a membership change) builds the network for its rank count.
+      const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
+        const int devices = sf::comm::get_group_size(), rank = sf::comm::get_rank();
+        if (generation > 0) sf::set_auto_parallel_context(pipeline_context(o, devices));
+        sf::set_seed(3);
+        auto n = std::make_shared<Network>(o, devices);
+        sf::TrainingSetup s;
+        s.model = std::make_shared<sf::Model>(
+            n->cell, sf::nn::Momentum(n->net.infer_param_pipeline_stage(), 0.01f, 0.9f),
+            sf::ExecOptions{.trace = !o.timeline.empty()});
+        s.train_set = train;
+        if (rank == 0 || elastic) s.callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
+        const int stages = stages_on(o, devices);
+        if (rank == 0 && generation == 0)
+          sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel{}, {} micro-batches, {}{}",
+                                                stages, devices / (stages * o.tp),
+                                                o.tp > 1 ? fmt::format(" x {} tensor-parallel", o.tp) : "",
+                                                o.micro_size, o.schedule,
+                                                o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave)
+                                                                 : ""));
+        // Every rank saves and resumes (a save is a collective): the parameters its stages hold.
+        // Only the first world resumes --resume: later ones take the agreed step's state.
+        s.from = example.checkpointing(*s.model, s.train_set, s.callbacks, generation == 0 ? c.resume : "");
+        s.keep = n;
+        return s;
+      }, elastic_options);
       const int rank = sf::comm::get_rank();
-      sf::set_seed(3);
-      Network n(o, sf::comm::get_group_size());
-      seed003::ResNet& net = n.net;
-      const int dp = sf::comm::get_group_size() / (o.stages * o.tp);
-      sf::Model model(n.cell, sf::nn::Momentum(net.infer_param_pipeline_stage(), 0.01f, 0.9f),
-                      {.trace = !o.timeline.empty()});
-      // Rank 0 (the first stage) reports the step's loss, as the seed's LossMonitor on device 0.
-      std::vector<sf::CallbackPtr> callbacks;
-      if (rank == 0) callbacks.push_back(std::make_shared<sf::LossMonitor>(c.print_every));
-      if (rank == 0)
-        sf::write_line(std::cout, fmt::format("pipeline: {} stages x {} data-parallel{}, {} micro-batches, {}{}",
-                                              o.stages, dp,
-                                              o.tp > 1 ? fmt::format(" x {} tensor-parallel", o.tp) : "",
-                                              o.micro_size, o.schedule,
-                                              o.interleave > 1 ? fmt::format(", {} chunks per device", o.interleave)
-                                                               : ""));
-      // Every rank saves and resumes (a save is a collective): the parameters its stages hold.
-      const sf::ResumePoint from = example.checkpointing(model, train, callbacks);
-      model.train(c.epochs, train, callbacks, from);
       if (rank == 0 && !o.timeline.empty())
-        sf::pipeline::write_timeline_file(o.timeline, model.pipeline_step()->runtime()->last_timeline());
-      net.set_train(false);
-      const double accuracy = model.eval_accuracy(test);
+        sf::pipeline::write_timeline_file(o.timeline, done.model->pipeline_step()->runtime()->last_timeline());
+      std::static_pointer_cast<Network>(done.keep)->net.set_train(false);
+      const double accuracy = done.model->eval_accuracy(test);
       if (rank == 0) sf::write_line(std::cout, fmt::format("test accuracy: {:.4f}", accuracy));
     });
   };

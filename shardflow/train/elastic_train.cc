@@ -58,10 +58,6 @@ void check_elastic_job(const ElasticRange& range) {
              "train_elastic: parallel_mode {} runs the program's own collectives, which a membership change cannot "
              "redo on the survivors (data_parallel, semi_auto_parallel or auto_parallel)",
              parallel_mode_name(ctx.parallel_mode));
-  SF_ENFORCE(ctx.pipeline_stages == 1, InvalidArgument,
-             "train_elastic: pipeline_stages {}: a pipeline's stages cannot yet move to other ranks after a membership "
-             "change (data_parallel, semi_auto_parallel or auto_parallel)",
-             ctx.pipeline_stages);
 }
 
 // Where the rank stands after a change: the agreed step's state mapped to this world, put into
@@ -280,9 +276,10 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     const int old_ranks = world->size();
     comm::replace_world(change.transport);
     // Every rank goes on from the agreed step's whole state, as a restart from its checkpoint
-    // would: the new rank 0 puts it together from the members' blocks (train/state_assembly.h;
-    // under data parallel it holds it all) and sends it to every rank. A joiner has none, and
-    // rank-local state (BatchNorm's moving statistics) differs between data-parallel ranks.
+    // would: the new rank 0 puts it together from the members' blocks and stages
+    // (train/state_assembly.h; under data parallel it holds it all) and sends it to every rank. A
+    // joiner has none, and rank-local state (BatchNorm's moving statistics) differs between
+    // data-parallel ranks.
     try {
       std::optional<TrainingState> whole = assemble_whole_state(
           *change.transport, static_cast<int>(change.members.size()), *state, change.step, in.timeout);
@@ -300,11 +297,11 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     } catch (const PeerLost& e) {
       // A rank lost as the world began. A rank whose own state of the step is whole (data
       // parallel) goes on from it, equal in the parameters; the new world's watcher sees the loss
-      // at once, and the next agreement sends a state again. Blocks of the old layout do not make
-      // this world's.
-      SF_ENFORCE(!holds_blocks(*state), Error,
-                 "elastic: rank {} was lost while the state of step {} was put together from the members' blocks; "
-                 "rank {} cannot go on from its own blocks",
+      // at once, and the next agreement sends a state again. Blocks or stages of the old layout do
+      // not make this world's.
+      SF_ENFORCE(holds_whole_state(*state), Error,
+                 "elastic: rank {} was lost while the state of step {} was put together from the members' parts; "
+                 "rank {} cannot go on from its own part",
                  e.rank(), change.step, change.rank);
     }
     std::vector<int> lost_launch, members_launch;

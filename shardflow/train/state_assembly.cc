@@ -25,6 +25,7 @@ namespace sf {
 namespace {
 
 constexpr const char* kBlocks = "blocks";
+constexpr const char* kElsewhere = "held_elsewhere";
 
 // Rounds 1 and 2 travel under this tag; round 3 under training_state_tag().
 comm::Tag assembly_tag() { return comm::membership_tag(0xfffffff1u, 0); }
@@ -88,22 +89,26 @@ std::vector<Shape> block_offsets(const Block& b) {
 struct Holding {
   std::vector<std::string> names;
   nlohmann::json blocks = nlohmann::json::object();
+  nlohmann::json elsewhere = nlohmann::json::array();  // the network's parameters other members hold
 };
 
 Holding holding_of(const TrainingState& s) {
   Holding h;
   for (const auto& [name, t] : s.tensors) h.names.push_back(name);
   h.blocks = s.scalars.value(kBlocks, nlohmann::json::object());
+  h.elsewhere = s.scalars.value(kElsewhere, nlohmann::json::array());
   return h;
 }
 
-std::string holding_text(const Holding& h) { return nlohmann::json{{"names", h.names}, {kBlocks, h.blocks}}.dump(); }
+std::string holding_text(const Holding& h) {
+  return nlohmann::json{{"names", h.names}, {kBlocks, h.blocks}, {kElsewhere, h.elsewhere}}.dump();
+}
 
 Holding parse_holding(const Tensor& t, int rank) {
   const nlohmann::json j = nlohmann::json::parse(comm::tensor_text(t), nullptr, false);
   comm::BufferPool::global().release(t);  // read: back to the pool
   SF_ENFORCE(j.is_object() && j.contains("names") && j["names"].is_array() && j.contains(kBlocks) &&
-                 j[kBlocks].is_object(),
+                 j[kBlocks].is_object() && j.contains(kElsewhere) && j[kElsewhere].is_array(),
              Error, "elastic: rank {} sent a malformed list of the state it holds", rank);
   Holding h;
   for (const auto& n : j["names"]) {
@@ -111,6 +116,7 @@ Holding parse_holding(const Tensor& t, int rank) {
     h.names.push_back(n.get<std::string>());
   }
   h.blocks = j[kBlocks];
+  h.elsewhere = j[kElsewhere];
   return h;
 }
 
@@ -146,6 +152,17 @@ Plan plan_assembly(const std::vector<Holding>& held) {
       plan.from[name].emplace(b->offset, static_cast<int>(r));  // the lowest holder stays
     }
   }
+  // A parameter of a pipeline stage whose every rank was lost: no member holds it at all.
+  for (const Holding& h : held)
+    for (const auto& name : h.elsewhere) {
+      if (!name.is_string() || whole_at.count(name.get<std::string>()) || shape_of.count(name.get<std::string>()))
+        continue;
+      plan.error = fmt::format(
+          "elastic: no member holds '{}' (the ranks lost held its only copies: its pipeline stage had no "
+          "data-parallel replica); the job stops, and its last checkpoint is where it can restart",
+          name.is_string() ? brief_text(name.get<std::string>(), 80) : "?");
+      return plan;
+    }
   for (const std::string& name : order) {
     if (whole_at.count(name)) {
       plan.from.erase(name);
@@ -180,7 +197,11 @@ const Tensor* find_tensor(const NamedTensors& tensors, const std::string& name) 
 }  // namespace
 
 nlohmann::json state_blocks(const TrainingState& state, const ParameterList& params) {
-  nlohmann::json blocks = nlohmann::json::object();
+  nlohmann::json blocks = nlohmann::json::object(), elsewhere = nlohmann::json::array();
+  std::set<std::string> held;
+  for (const auto& [name, t] : state.tensors) held.insert(name);
+  for (const Parameter& p : params)
+    if (!held.count(p.name())) elsewhere.push_back(p.name());
   for (const auto& [name, t] : state.tensors) {
     const ckpt::ShardedTensor b = ckpt::parameter_block(name, t, params);
     if (b.global == t.shape()) continue;
@@ -189,14 +210,16 @@ nlohmann::json state_blocks(const TrainingState& state, const ParameterList& par
     for (const DimSlice& d : box.dims) offset.push_back(d.offset);
     blocks[name] = {{"global", b.global}, {"offset", offset}, {"shape", t.shape()}};
   }
-  return blocks;
+  return {{kBlocks, std::move(blocks)}, {kElsewhere, std::move(elsewhere)}};
 }
 
-void note_state_blocks(TrainingState& state, nlohmann::json blocks) {
-  if (blocks.empty())
-    state.scalars.erase(kBlocks);
-  else
-    state.scalars[kBlocks] = std::move(blocks);
+void note_state_blocks(TrainingState& state, nlohmann::json layout) {
+  for (const char* key : {kBlocks, kElsewhere}) {
+    if (!layout.contains(key) || layout[key].empty())
+      state.scalars.erase(key);
+    else
+      state.scalars[key] = std::move(layout[key]);
+  }
 }
 
 void note_state_blocks(TrainingState& state, const ParameterList& params) {
@@ -204,6 +227,8 @@ void note_state_blocks(TrainingState& state, const ParameterList& params) {
 }
 
 bool holds_blocks(const TrainingState& state) { return state.scalars.contains(kBlocks); }
+
+bool holds_whole_state(const TrainingState& state) { return !holds_blocks(state) && !state.scalars.contains(kElsewhere); }
 
 std::optional<TrainingState> assemble_whole_state(comm::Transport& world, int members, const TrainingState& own,
                                                   int64_t step, std::chrono::milliseconds timeout) {
@@ -260,6 +285,7 @@ std::optional<TrainingState> assemble_whole_state(comm::Transport& world, int me
   TrainingState whole;
   whole.scalars = own.scalars;
   whole.scalars.erase(kBlocks);
+  whole.scalars.erase(kElsewhere);
   std::set<std::string> done;
   for (size_t r = 0; r < held.size(); ++r) {
     for (const std::string& name : held[r].names) {
@@ -304,7 +330,12 @@ TrainingState cut_to_held_blocks(const TrainingState& whole, Model& model) {
   for (const auto& [name, t] : whole.tensors) {
     const auto h = held.find(name);
     if (h == held.end()) {
-      if (!network_params.count(name)) out.tensors.emplace_back(name, t);  // "global_step", or refused later
+      // A parameter of another pipeline stage, or its optimizer state ("<kind>.<parameter>"), is
+      // another rank's; anything else ("global_step") is restored, or refused, as it is.
+      const size_t dot = name.find('.');
+      const bool elsewhere =
+          network_params.count(name) || (dot != std::string::npos && network_params.count(name.substr(dot + 1)));
+      if (!elsewhere) out.tensors.emplace_back(name, t);
       continue;
     }
     const ckpt::ShardedTensor& b = h->second;

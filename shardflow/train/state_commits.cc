@@ -12,7 +12,8 @@ void StateCommits::on_step_end(const RunContext& ctx) { keep(ctx); }
 
 void StateCommits::keep(const RunContext& ctx) {
   TrainingState state = capture_training_state(ctx);
-  // A member may hold blocks (DP x TP); where they lie is the same after every step of a world.
+  // A member may hold blocks (DP x TP) or some stages (DP x PP); where they lie is the same after
+  // every step of a world.
   if (!blocks_) blocks_ = state_blocks(state, ctx.network->get_parameters());
   note_state_blocks(state, *blocks_);
   std::lock_guard<std::mutex> lock(mu_);

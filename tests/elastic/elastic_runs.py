@@ -22,7 +22,7 @@ CHANGE_BELOW = re.compile(r"shardflow elastic: generation \d+: .*below the minim
 
 
 class Job:
-    """One sfrun job of data_parallel, running in `work`/`name`."""
+    """One sfrun job of `program` with `args` (its own options, as given), running in `work`/`name`."""
 
     def __init__(self, sfrun, program, work, name, ranks, args, elastic=None, env=None, timeout=120, restarts=0):
         self.work, self.name, self.ranks = work, name, ranks
@@ -32,7 +32,7 @@ class Job:
             cmd += ["--elastic", elastic]
         if restarts:
             cmd += ["--max-restarts", str(restarts)]
-        cmd += ["--", program, "--api", "model"] + list(args)
+        cmd += ["--", program] + list(args)
         self.env = dict(os.environ, **(env or {}))
         self.started = time.monotonic()
         self.deadline = self.started + timeout
@@ -160,9 +160,13 @@ def run_oracle(sfrun, program, work, name, ranks, args, resume, save=False, time
     return job
 
 
-def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launch_ranks, total_steps):
+def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launch_ranks, total_steps,
+                          oracle_prints_rank0_only=False):
     """Checks every survivor's loss lines after each membership change against the restart oracle
     of that change (print every step, one epoch), and that the survivors of a change agree on it.
+    With `oracle_prints_rank0_only` (pipeline_parallel: its step's loss is reduced over the stages,
+    and only rank 0 prints it when the job is not elastic) every survivor is checked against the
+    oracle's rank 0.
     Returns (the changes, the most steps a survivor printed and then rolled back, the final
     members, the loss lines compared). Raises AssertionError naming the first difference."""
     segs = {r: segments(job.text(r)) for r in launch_ranks}
@@ -209,7 +213,7 @@ def check_against_oracles(sfrun, program, work, job, reference_ckpt, args, launc
                 continue  # lost in a later change before it printed this one
             if g - 1 in segs[r]:  # a replacement that joined in g lost nothing before it
                 most_lost = max(most_lost, len(segs[r][g - 1][1]) - (step - prev_step))
-            want = segments(oracle.text(new_rank))[0][1]
+            want = segments(oracle.text(0 if oracle_prints_rank0_only else new_rank))[0][1]
             got = segs[r][g][1]
             for key, loss in got.items():
                 assert key in want, f"{job.name} rank {r}: generation {g} printed epoch {key[0]} step {key[1]}, " \

@@ -3,7 +3,8 @@
 
 Each scenario starts `sfrun -n 4 --elastic MIN:4` on examples/data_parallel (two epochs, a loss line
 every step, a checkpoint every 5 steps so that saves are in flight) — or, with --tensor-parallel 2,
-on examples/operator_parallel split data parallel 2 x tensor parallel 2 —, disturbs it once training
+on examples/operator_parallel split data parallel 2 x tensor parallel 2; with --pipeline-stages 2, on
+examples/pipeline_parallel split data parallel 2 x 2 pipeline stages —, disturbs it once training
 runs, and checks: sfrun finishes with the expected status, every survivor's loss lines after each
 membership change equal the restart oracle's bitwise (the same program restarted on the survivors
 from the checkpoint of the step the change rolled back to; the reference run saves every step),
@@ -24,8 +25,8 @@ and no survivor loses more than one step.
   rejoin-dead-door  --max-restarts 2: a rank killed, then rank 0 as soon as the replacement's process
             exists, so that it asks at a dead door; sfrun moves it to the next world's door without
             spending a restart, and both replacements join
-  no-replica  (--tensor-parallel 2) both ranks holding one tensor-parallel block killed at once: the
-            survivors stop, naming the block no member holds
+  no-replica  (--tensor-parallel 2 or --pipeline-stages 2) both ranks holding one tensor-parallel
+            block, or one pipeline stage, killed at once: the survivors stop, naming what no member holds
 """
 
 import argparse
@@ -56,6 +57,9 @@ def main():
                     help="examples/data_parallel, or examples/operator_parallel with --tensor-parallel")
     ap.add_argument("--tensor-parallel", type=int, default=0,
                     help="the program is operator_parallel, split data parallel x tensor parallel T (Model.train)")
+    ap.add_argument("--pipeline-stages", type=int, default=0,
+                    help="the program is pipeline_parallel, split data parallel x S pipeline stages (--fit-stages: "
+                         "gcd(S, ranks) stages on the survivors)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--api", default="model", choices=["model", "functional"],
                     help="data_parallel's Model.train or the seed's own loop (both through train_elastic)")
@@ -71,12 +75,26 @@ def main():
     # fraction of the time the whole of Fashion-MNIST takes to read.
     data = write_small_mnist(os.path.join(a.work, "fashion"), RANKS * 16 * a.steps, 100)
     args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "16", "--data-dir", data,
-            "--api", a.api]  # the last --api given wins
+            "--api", a.api]
     if a.tensor_parallel:
         # operator_parallel's --batch is the global batch, which every rank reads whole: 48 rows
         # split over 4, 3 and 2 ranks alike.
         args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "48", "--data-dir", data,
-                "--tensor-parallel", str(a.tensor_parallel)]
+                "--api", "model", "--tensor-parallel", str(a.tensor_parallel)]
+    if a.pipeline_stages:
+        # So is pipeline_parallel's: 2 micro-batches of 24 rows, split over each stage's 2, 3 or 1
+        # data-parallel ranks (4 ranks: 2 stages x 2; 3: 1 x 3; 2: 2 x 1).
+        args = ["--steps", str(a.steps), "--print-every", "1", "--epochs", "2", "--batch", "48", "--data-dir", data,
+                "--eval-rows", "100", "--stages", str(a.pipeline_stages), "--fit-stages"]
+    # The ranks that hold the same part of the state: a tensor-parallel block (rank r holds block
+    # r % T of the (dp, tp) device matrix, row-major) or a pipeline stage (ranks s x dp .. s x dp +
+    # dp - 1 run stage s); data parallel: every rank holds all of it.
+    if a.tensor_parallel:
+        part_of = lambda r: r % a.tensor_parallel  # noqa: E731
+    elif a.pipeline_stages:
+        part_of = lambda r: r // (RANKS // a.pipeline_stages)  # noqa: E731
+    else:
+        part_of = lambda r: 0  # noqa: E731
     total = 2 * a.steps
 
     # The reference: 4 ranks, a checkpoint after every step, for the oracles.
@@ -98,12 +116,12 @@ def main():
         step_time = (time.monotonic() - first) / total  # roughly; saves included
 
     def two_ranks():
-        """Two random ranks whose loss leaves a copy of every block: under --tensor-parallel 2 rank r
-        holds tensor-parallel block r % 2, so the two hold different blocks (no-replica kills a pair
-        that holds the same)."""
+        """Two random ranks whose loss leaves a copy of every part of the state: under
+        --tensor-parallel or --pipeline-stages, two that hold different parts (no-replica kills a
+        pair that holds the same)."""
         while True:
             pair = rng.sample(range(RANKS), 2)
-            if not a.tensor_parallel or pair[0] % 2 != pair[1] % 2:
+            if not (a.tensor_parallel or a.pipeline_stages) or part_of(pair[0]) != part_of(pair[1]):
                 return pair
 
     def moment(job, watcher, last=None):
@@ -131,8 +149,9 @@ def main():
     def check(job, expect_lost):
         if job.rc != 0:
             raise SystemExit(f"{job.name}: sfrun exited {job.rc}:\n{job.err}")
-        changes, most_lost, members, compared = er.check_against_oracles(a.sfrun, a.program, a.work, job, ref_ckpt, args,
-                                                               range(RANKS), total)
+        changes, most_lost, members, compared = er.check_against_oracles(
+            a.sfrun, a.program, a.work, job, ref_ckpt, args, range(RANKS), total,
+            oracle_prints_rank0_only=bool(a.pipeline_stages))
         lost = sorted(set(range(RANKS)) - set(members))
         # Every disturbance lands inside training (moment()): the survivors must have changed.
         assert changes, f"{job.name}: rank(s) {sorted(expect_lost)} were disturbed mid-training and no change followed"
@@ -262,17 +281,17 @@ def main():
         print(f"rejoin-dead-door: rank {victim} killed, then rank 0; its replacement {how}; both replaced in "
               f"{len(changes)} changes, equal to the chained restart oracle")
     elif a.scenario == "no-replica":
-        assert a.tensor_parallel == 2, "no-replica needs --tensor-parallel 2"
-        # Ranks 2k + j hold tensor-parallel block j (the device matrix is (dp, tp), row-major): one
-        # such pair holds both copies of its blocks.
+        assert a.tensor_parallel == 2 or a.pipeline_stages == 2, \
+            "no-replica needs --tensor-parallel 2 or --pipeline-stages 2"
+        # The two ranks that hold one part: both copies of its blocks, or its stage's only ranks.
         j = rng.randrange(2)
-        pair = [j, j + 2]
+        pair = [r for r in range(RANKS) if part_of(r) == j]
         job = elastic("no_replica", kill_two(pair))
         assert job.rc != 0, f"no-replica: sfrun exited 0 with ranks {pair} and both copies of their blocks lost"
         survivors = sorted(set(range(RANKS)) - set(pair))
         for r in survivors:
             err = job.text(r, "stderr")
-            assert "no member holds the block" in err and "no data-parallel replica" in err, \
+            assert "no member holds" in err and "no data-parallel replica" in err, \
                 f"no-replica: rank {r} said:\n{err}"
         print(f"no-replica: ok: ranks {pair} killed, the survivors {survivors} stopped naming the lost block: "
               + job.text(survivors[0], "stderr").strip().splitlines()[-1])
