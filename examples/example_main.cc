@@ -1,11 +1,13 @@
 #include "examples/example_main.h"
 
 #include <exception>
+#include <optional>
 #include <iostream>
 
 #include <shardflow/comm/bootstrap/init.h>
 #include <shardflow/core/cli_checks.h>
 #include <shardflow/core/error.h>
+#include <shardflow/train/elastic_train.h>
 #include <shardflow/train/log_sink.h>
 #include <shardflow/train/rank_log.h>
 #include <shardflow/train/training_checkpoint.h>
@@ -90,6 +92,19 @@ ResumePoint Example::checkpointing(Model& model, const dataset::Dataset& train_s
 
 dataset::Dataset take_steps(const dataset::Dataset& rows, int64_t steps, int64_t batch) {
   return steps > 0 ? rows.take(steps * batch) : rows;
+}
+
+void check_elastic_worlds(const std::function<void(int ranks)>& check) {
+  const std::optional<ElasticRange> range = elastic_range_from_env();
+  if (!range) return;
+  for (int n = range->min; n <= range->max; ++n) {
+    try {
+      check(n);
+    } catch (const Error& e) {
+      SF_THROW(InvalidArgument, "{} (in a world of {} ranks, which sfrun --elastic {}:{} may come to)", e.what(), n,
+               range->min, range->max);
+    }
+  }
 }
 
 }  // namespace sf::examples

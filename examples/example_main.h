@@ -113,4 +113,10 @@ class Example {
 // --steps on a dataset not yet batched: its first steps x batch rows (steps 0: all of them).
 dataset::Dataset take_steps(const dataset::Dataset& rows, int64_t steps, int64_t batch);
 
+// Under `sfrun --elastic MIN:MAX` (SF_ELASTIC), in prepare: check(n) for every rank count n the
+// job may come to, each failure rethrown as InvalidArgument naming that world, so that a
+// configuration the survivors of a change could not train is refused before the job starts.
+// Nothing without SF_ELASTIC.
+void check_elastic_worlds(const std::function<void(int ranks)>& check);
+
 }  // namespace sf::examples

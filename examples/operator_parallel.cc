@@ -261,6 +261,14 @@ int main(int argc, char** argv) {
           return global_graph(net, g, o.batch);
         },
         job.size);
+    // Each world an elastic job may come to is split for its rank count, with the same checks.
+    ex::check_elastic_worlds([&](int ranks) {
+      Network net;
+      shard(net, o, from_file, ranks);
+      sf::Graph g;
+      const int loss = global_graph(net, g, o.batch);
+      sf::shard_graph(g, {loss}, net.strategies(), ranks);
+    });
     data_set = create_dataset(c, o.batch);
     ds::Dataset::check_mnist(c.data_dir, "test");  // read after training, for the accuracy
     if (!o.elastic_timeline.empty()) sf::prepare_timeline_dir(o.elastic_timeline);  // before the job starts

@@ -155,21 +155,6 @@ void check_configuration(const Options& o, int devices, int64_t batch) {
   sf::pipeline::make_schedule(sf::pipeline::schedule_kind(o.schedule), stages, o.micro_size, o.interleave);
 }
 
-// Under `sfrun --elastic MIN:MAX` the rules on every rank count the job may come to have: a
-// configuration that a world of survivors cannot train is refused before the job starts.
-void check_elastic_worlds(const Options& o, int64_t batch) {
-  const std::optional<sf::ElasticRange> range = sf::elastic_range_from_env();
-  if (!range) return;
-  for (int n = range->min; n <= range->max; ++n) {
-    try {
-      check_configuration(o, n, batch);
-    } catch (const sf::Error& e) {
-      SF_THROW(InvalidArgument, "{} (a world of {} ranks, which sfrun --elastic {}:{} may come to)", e.what(), n,
-               range->min, range->max);
-    }
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,7 +205,7 @@ int main(int argc, char** argv) {
     const int64_t rows = static_cast<int64_t>(o.micro_size) * std::max(1, devices / stages_on(o, devices));
     const int64_t batch = o.dry_run > 0 && app.count("--batch") == 0 ? rows * std::max<int64_t>(1, 32 / rows) : o.batch;
     check_configuration(o, devices, batch);
-    if (o.dry_run == 0) check_elastic_worlds(o, batch);
+    if (o.dry_run == 0) ex::check_elastic_worlds([&](int ranks) { check_configuration(o, ranks, batch); });
     if (!o.elastic_timeline.empty()) sf::prepare_timeline_dir(o.elastic_timeline);  // before the job starts
     sf::set_auto_parallel_context(pipeline_context(o, devices));
     if (o.dry_run > 0) {

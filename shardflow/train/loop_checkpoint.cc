@@ -1,16 +1,18 @@
 #include <shardflow/train/loop_checkpoint.h>
 
 #include <shardflow/core/error.h>
+#include <shardflow/train/pipeline_step.h>
 #include <shardflow/train/resume_from.h>
 
 namespace sf {
 
 LoopCheckpoint::LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options) {
-  // A pipeline rank's loop would need the stages Model::train runs; semi-auto and auto parallel
-  // work: Model::prepare cuts the parameters to the blocks the loop's own program keeps (the
-  // same network and strategies give the same blocks, and cutting again at the same block does
-  // nothing), so the state lands in them.
-  SF_ENFORCE(model.pipeline_step() == nullptr, InvalidArgument,
+  // A pipeline rank's loop would need the stages Model::train runs; a pipeline model whose step
+  // is built (Model::prepare) knows the parameters its stages hold, and can save them at a point
+  // (train_elastic's save below MIN). Semi-auto and auto parallel work: Model::prepare cuts the
+  // parameters to the blocks the loop's own program keeps (the same network and strategies give
+  // the same blocks, and cutting again at the same block does nothing), so the state lands in them.
+  SF_ENFORCE(model.pipeline_step() == nullptr || model.pipeline_step()->runtime() != nullptr, InvalidArgument,
              "LoopCheckpoint: a hand-written loop does not checkpoint in pipeline parallel (train with Model::train "
              "and CheckpointDir there)");
   // The RunContext Model::train would hand its callbacks: CheckpointDir saves from it exactly

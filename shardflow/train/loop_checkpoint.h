@@ -27,7 +27,8 @@
 /// a resume builds the Model's step first (Model::prepare), which cuts the parameters to the
 /// blocks the loop's own program keeps too (the same network and strategies give the same
 /// blocks; cutting again at the same block does nothing), so the state lands in them. Not in
-/// pipeline parallel, where only Model::train runs the stages.
+/// pipeline parallel, where only Model::train runs the stages; a pipeline model whose step is
+/// built (Model::prepare) can save its stages' state at a point (train_elastic's save below MIN).
 ///
 /// Threading: every rank of the job runs its loop and calls these in the same order (a save is
 /// a collective), on its own thread.
@@ -56,8 +57,8 @@ struct LoopCheckpointOptions {
 class LoopCheckpoint {
  public:
   /// `model` holds the loop's network and optimizer, `train_set` is the dataset the loop walks;
-  /// both must outlive this object. InvalidArgument for a pipeline model and for
-  /// CheckpointDir's bad arguments.
+  /// both must outlive this object. InvalidArgument for a pipeline model whose step is not built
+  /// and for CheckpointDir's bad arguments.
   LoopCheckpoint(Model& model, const dataset::Dataset& train_set, LoopCheckpointOptions options);
   /// The same, also calling `callbacks` where Model::train would call them (on_train_begin at
   /// begin, on_step_end at step_end, on_train_end at end): train_elastic's (train/elastic_train.h)

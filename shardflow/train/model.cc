@@ -143,7 +143,10 @@ void Model::train(int64_t epochs, const dataset::Dataset& train_set, const std::
              "optimizer holds only its stages' gradients");
   if (pipeline_) {
     run_epochs(epochs, from, train_set, callbacks, [&](dataset::BatchIterator& it, const StepDone& step_done) {
-      while (const std::vector<Tensor>* batch = it.next()) step_done(pipeline_->step(*batch));
+      while (const std::vector<Tensor>* batch = it.next()) {
+        fault_point("step");
+        step_done(pipeline_->step(*batch));
+      }
     });
     return;
   }

@@ -6,7 +6,9 @@
 // line on every member, naming the tensor and the block; a rank that joined takes no part; a
 // member lost before it says what it holds counts as holding nothing. note_state_blocks records
 // where a sharded parameter's block (and its optimizer state's) lies and nothing for a whole one,
-// and cut_to_held_blocks cuts a whole state back to the blocks a model holds (a round trip).
+// and which parameters a pipeline rank's other stages hold; stages are put together the same way,
+// and a stage no member holds is refused on every member; cut_to_held_blocks cuts a whole state
+// back to the blocks a model holds (a round trip).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -268,6 +270,77 @@ TEST(StateAssembly, NoteStateBlocksRecordsAShardedParametersBlock) {
   EXPECT_EQ(blocks.value("moments.w", nlohmann::json()), want) << blocks.dump();
   EXPECT_FALSE(blocks.contains("b"));
   EXPECT_FALSE(blocks.contains("global_step"));
+}
+
+// A pipeline rank's state: the tensors of its own stage; "held_elsewhere" names the network's other
+// parameters.
+TEST(StateAssembly, NoteStateBlocksListsTheParametersOtherStagesHold) {
+  Parameter w({4, 6}, "zeros"), b({6}, "ones");
+  w.finalize("w", 1);
+  b.finalize("b", 1);
+  TrainingState s;
+  s.tensors.emplace_back("b", b.value());
+  s.tensors.emplace_back("moments.b", Tensor::zeros({6}));
+  note_state_blocks(s, ParameterList{w, b});
+  EXPECT_FALSE(holds_blocks(s));
+  EXPECT_FALSE(holds_whole_state(s));
+  EXPECT_EQ(s.scalars.value("held_elsewhere", nlohmann::json()), nlohmann::json({"w"})) << s.scalars.dump();
+  // Holding both, it is whole again.
+  s.tensors.emplace_back("w", w.value());
+  note_state_blocks(s, ParameterList{w, b});
+  EXPECT_TRUE(holds_whole_state(s)) << s.scalars.dump();
+}
+
+// Stage 0 ("w") on ranks 0 and 2, stage 1 ("b") on rank 1 (or on none), as note_state_blocks
+// describes a pipeline rank's state.
+TrainingState assembly_stage_state(int rank, bool first_stage) {
+  TrainingState s;
+  if (first_stage) {
+    s.tensors.emplace_back("w", assembly_whole_w());
+    s.tensors.emplace_back("moments.w", Tensor::full({4, 6}, static_cast<float>(rank)));
+  } else {
+    s.tensors.emplace_back("b", assembly_b());
+    s.tensors.emplace_back("moments.b", Tensor::full({6}, 0.25f));
+  }
+  s.tensors.emplace_back("global_step", Tensor::from_vector({}, std::vector<int32_t>{kAssemblyStep}));
+  s.scalars = {{"global_step", kAssemblyStep}, {"held_elsewhere", {first_stage ? "b" : "w"}}};
+  return s;
+}
+
+TEST(StateAssembly, TheStagesOfTheMembersMakeTheWholeState) {
+  auto world = comm::make_zmq_world(3);
+  const std::vector<TrainingState> states = {assembly_stage_state(0, true), assembly_stage_state(1, false),
+                                             assembly_stage_state(2, true)};
+  const std::vector<AssemblyOutcome> got = assembly_run(world, 3, states);
+  ASSERT_FALSE(got[0].threw) << got[0].error;
+  ASSERT_TRUE(got[0].state.has_value());
+  const TrainingState& whole = *got[0].state;
+  EXPECT_TRUE(holds_whole_state(whole)) << whole.scalars.dump();
+  EXPECT_EQ(whole.tensors.size(), 5u);
+  for (const auto& [name, t] : states[1].tensors) {
+    const Tensor* u = assembly_find(whole, name);
+    ASSERT_NE(u, nullptr) << name;
+    if (t.dtype() == DType::kF32) assembly_expect_equal(*u, t, name);
+  }
+  // Rank 0's own copy of its stage, not rank 2's.
+  assembly_expect_equal(*assembly_find(whole, "moments.w"), Tensor::full({4, 6}, 0.0f), "moments.w");
+  for (size_t r = 1; r < got.size(); ++r) {
+    EXPECT_FALSE(got[r].threw) << "rank " << r << ": " << got[r].error;
+  }
+}
+
+TEST(StateAssembly, AStageNoMemberHoldsIsRefusedOnEveryMember) {
+  auto world = comm::make_zmq_world(3);
+  // Ranks 0 and 1 run stage 0; rank 2, lost, ran stage 1 alone: nobody holds "b".
+  const std::vector<TrainingState> states = {assembly_stage_state(0, true), assembly_stage_state(1, true)};
+  world[2]->close();
+  const std::vector<AssemblyOutcome> got = assembly_run(world, 3, states);
+  for (size_t r = 0; r < got.size(); ++r) {
+    EXPECT_EQ(got[r].thrown, "Error") << "rank " << r << ": " << got[r].error;
+    EXPECT_THAT(got[r].error, HasSubstr("no member holds 'b'")) << "rank " << r;
+    EXPECT_THAT(got[r].error, HasSubstr("its pipeline stage had no data-parallel replica")) << "rank " << r;
+    EXPECT_EQ(got[r].error.find('\n'), std::string::npos) << "rank " << r << ": " << got[r].error;
+  }
 }
 
 // Two stand-alone models whose Dense(6, 4) weight is sharded by hand to columns [3r, 3r + 3):
