@@ -261,8 +261,9 @@ int main(int argc, char** argv) {
           return global_graph(net, g, o.batch);
         },
         job.size);
-    // Each world an elastic job may come to is split for its rank count, with the same checks.
-    ex::check_elastic_worlds([&](int ranks) {
+    // Each world an elastic job (Model.train) may come to is split for its rank count, with the
+    // same checks.
+    if (o.api == "model") ex::check_elastic_worlds([&](int ranks) {
       Network net;
       shard(net, o, from_file, ranks);
       sf::Graph g;
