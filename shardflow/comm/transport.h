@@ -163,6 +163,10 @@ class Transport {
   /// Makes every receive not under a membership tag, waiting or later, fail with PeerLost
   /// naming `lost`: a step in flight stops within milliseconds, whichever peer it waits for.
   virtual void interrupt(int lost, const std::string& why) { (void)lost, (void)why; }
+  /// Undoes interrupt(): receives go on, and read what was sent before. For a world whose
+  /// training ended while a peer that had finished too closed its endpoint: what follows (an
+  /// evaluation's collectives) still runs on it.
+  virtual void clear_interrupt() {}
   /// Binds this rank's endpoint of a new world of `size` ranks in which it is `rank`; the
   /// members of `generation` share a secret no earlier member can prove. Null: not supported.
   virtual std::unique_ptr<WorldSeed> seed_next_world(int rank, int size, uint32_t generation) {

@@ -242,8 +242,13 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
       train_once(setup, epochs, callbacks, from);
       watch->stop();
       // Peers that closed their endpoints after the last step finished too, and left: only a
-      // lost one can have left the others inside the last step.
-      if (!watch->fired() || (watch->frozen_for().count() == 0 && world->lost_peers().empty())) return setup;
+      // lost one can have left the others inside the last step. Their close interrupted this
+      // world, in which what follows (an evaluation's collectives, whose messages they sent
+      // before leaving) still runs.
+      if (!watch->fired() || (watch->frozen_for().count() == 0 && world->lost_peers().empty())) {
+        world->clear_interrupt();
+        return setup;
+      }
     } catch (const Error&) {
       watch->stop();
       if (!watch->fired()) throw;  // the run's own error, not a lost rank

@@ -175,6 +175,11 @@ void Fabric::interrupt(int lost, const std::string& why) {
   wake();
 }
 
+void Fabric::clear_interrupt() {
+  std::lock_guard<std::mutex> lock(mu_);
+  interrupted_.store(false);
+}
+
 void Fabric::throw_if_interrupted(int src, Tag tag) const {
   if (!interrupted(tag)) return;
   std::lock_guard<std::mutex> lock(mu_);

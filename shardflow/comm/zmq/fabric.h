@@ -99,6 +99,8 @@ class Fabric {
   // PeerLost naming `lost` and `why` — those waiting now within one wait slice (5 ms, or 50 ms
   // for a receive reading its lane itself). Idempotent (the first call's rank and reason stay).
   void interrupt(int lost, const std::string& why);
+  // Undoes interrupt(): take() goes on, and a later interrupt() counts again.
+  void clear_interrupt();
 
  private:
   struct Counters;

@@ -120,6 +120,7 @@ ZmqTransport::ZmqTransport(std::unique_ptr<Fabric> fabric, const ZmqOptions& opt
 std::vector<int> ZmqTransport::lost_peers() const { return fabric_->lost_peers(); }
 std::vector<int> ZmqTransport::closed_peers() const { return fabric_->closed_peers(); }
 void ZmqTransport::interrupt(int lost, const std::string& why) { fabric_->interrupt(lost, why); }
+void ZmqTransport::clear_interrupt() { fabric_->clear_interrupt(); }
 
 namespace {
 

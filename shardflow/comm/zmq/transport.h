@@ -48,6 +48,7 @@ class ZmqTransport final : public Transport {
   std::vector<int> closed_peers() const override;
   std::chrono::milliseconds loss_bound() const override { return options_.heartbeat_timeout; }
   void interrupt(int lost, const std::string& why) override;
+  void clear_interrupt() override;
   // Binds on this endpoint's scheme and host (a fresh ipc path, or the same address on a new
   // port); the new world's secret is this one's with the generation appended.
   std::unique_ptr<WorldSeed> seed_next_world(int rank, int size, uint32_t generation) override;

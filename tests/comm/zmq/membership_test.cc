@@ -43,6 +43,18 @@ TEST(ZmqMembership, AnInterruptStopsReceivesButNotTheMembershipTags) {
   EXPECT_EQ(world[0]->recv(1, member, 1s).i32()[0], 5);  // membership messages still arrive
 }
 
+TEST(ZmqMembership, AClearedInterruptLetsReceivesReadWhatWasSentBefore) {
+  auto world = make_zmq_world(2);
+  const Tag data = 7;
+  world[1]->send(0, data, Tensor::from_vector({1}, std::vector<int32_t>{9}));
+  world[0]->interrupt(1, "closed its endpoint (test)");
+  EXPECT_THROW(world[0]->recv(1, data, 1s), PeerLost);  // the message waits, unread
+  world[0]->clear_interrupt();
+  EXPECT_EQ(world[0]->recv(1, data, 5s).i32()[0], 9);
+  world[1]->send(0, data, Tensor::from_vector({1}, std::vector<int32_t>{10}));
+  EXPECT_EQ(world[0]->recv(1, data, 5s).i32()[0], 10);
+}
+
 TEST(ZmqMembership, ClosedPeersAreReportedNotLost) {
   auto world = make_zmq_world(3);
   world[2]->close();
