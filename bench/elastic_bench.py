@@ -2,7 +2,8 @@
 """Elastic data parallel training, timed around a SIGKILL (docs/elastic.md).
 
 K times: `sfrun -n RANKS --elastic 2:RANKS` on examples/data_parallel (with --tensor-parallel T:
-operator_parallel split DP x TP) for one epoch of --steps steps, a loss line every step; after a
+operator_parallel split DP x TP; with --pipeline-stages S: pipeline_parallel split DP x S stages,
+--fit-stages) for one epoch of --steps steps, a loss line every step; after a
 random step in [5, 150] of a rank that is not killed, plus a random part of a step, one random
 rank gets SIGKILL. Measured per kill:
 
@@ -36,6 +37,7 @@ bench/p2p_bench (ipc, as the jobs' ranks use): warm (the median of many round tr
 bytes / bandwidth.
 
   python3 bench/elastic_bench.py [--kills 20] [--rejoins 20] [--ranks 4] [--seed S] [--work DIR] [--keep]
+                                 [--tensor-parallel T | --pipeline-stages S]
 """
 
 import argparse
@@ -247,9 +249,13 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the runs' logs (log_output/kill<i> under --work)")
     ap.add_argument("--sfrun", default=os.path.join(ROOT, "build", "tools", "sfrun", "sfrun"))
     ap.add_argument("--program", default=None,
-                    help="default: build/examples/data_parallel, or operator_parallel with --tensor-parallel")
+                    help="default: build/examples/data_parallel, operator_parallel with --tensor-parallel, or "
+                         "pipeline_parallel with --pipeline-stages")
     ap.add_argument("--tensor-parallel", type=int, default=0,
                     help="time operator_parallel split data parallel x tensor parallel T (global batch 48)")
+    ap.add_argument("--pipeline-stages", type=int, default=0,
+                    help="time pipeline_parallel split data parallel x S stages, gcd(S, ranks) after a change "
+                         "(global batch 48 in 2 micro-batches)")
     ap.add_argument("--steps", type=int, default=200, help="steps of the one epoch")
     ap.add_argument("--timeout", type=float, default=120, help="seconds one run may take")
     a = ap.parse_args()
@@ -259,9 +265,12 @@ def main():
         ap.error("--steps must be at least 160 (kills come after a step in [5, 150])")
     if a.seed is None:
         a.seed = int(time.time())
+    if a.tensor_parallel and a.pipeline_stages:
+        ap.error("--tensor-parallel and --pipeline-stages time different programs: give one")
     if a.program is None:
         a.program = os.path.join(ROOT, "build", "examples",
-                                 "operator_parallel" if a.tensor_parallel else "data_parallel")
+                                 "operator_parallel" if a.tensor_parallel else
+                                 "pipeline_parallel" if a.pipeline_stages else "data_parallel")
     for p in (a.sfrun, a.program):
         if not os.access(p, os.X_OK):
             raise SystemExit(f"elastic_bench: {p} is not built (bash scripts/build.sh)")
@@ -277,6 +286,9 @@ def main():
     if a.tensor_parallel:  # operator_parallel's --batch is the global batch: 48 splits over 4, 3 and 2 ranks
         args = ["--api", "model", "--steps", str(a.steps), "--epochs", "1", "--batch", "48", "--print-every", "1",
                 "--tensor-parallel", str(a.tensor_parallel)]
+    if a.pipeline_stages:  # so is pipeline_parallel's: 2 micro-batches of 24 rows over 2, 3 or 4 ranks a stage
+        args = ["--steps", str(a.steps), "--epochs", "1", "--batch", "48", "--print-every", "1", "--eval-rows", "100",
+                "--stages", str(a.pipeline_stages), "--fit-stages"]
 
     def sh(cmd):
         try:
