@@ -1,9 +1,11 @@
 /// @file
 /// Sending a TrainingState from one rank to another over the world's transport: how a rank that
 /// joins a running elastic job gets the agreed step's state from a member, from memory, not from
-/// disk (train/elastic_train.h). The scalars and the tensors' names travel first, then each
-/// tensor as it is, in order, under one membership tag (FIFO per peer and tag, and unaffected by
-/// a Transport::interrupt).
+/// disk (train/elastic_train.h). The scalars and the tensors' names, dtypes and shapes travel
+/// first, then the tensors in order: one of 256 KiB or more alone, as it is; smaller neighbours
+/// packed into one message of up to about 1 MiB (a state has a tensor per parameter and moment,
+/// and a message costs more than copying a small tensor). All under one membership tag (FIFO per
+/// peer and tag, and unaffected by a Transport::interrupt).
 ///
 /// Threading: the rank's thread, while nothing else of the rank uses the tag.
 #pragma once

@@ -1,6 +1,7 @@
 // send_training_state / recv_training_state (train/state_transfer.h): how a rank that joins a
 // running elastic job, and every member after a change, gets the new rank 0's state. What is
-// received equals what was sent, tensor by tensor and bit by bit, with the scalars and the step;
+// received equals what was sent, tensor by tensor and bit by bit, with the scalars and the step
+// (small tensors packed into a few messages);
 // it travels under a membership tag, so an interrupted transport still carries it (zmq: real
 // sockets, the bytes copied); a malformed
 // header is refused in one line and a silent sender is named.
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -40,6 +42,43 @@ TEST(StateTransfer, WhatArrivesIsWhatWasSentBitwise) {
   const ReceivedState got = recv_training_state(*world[1], 0, 5s);
   EXPECT_EQ(got.step, 17);
   EXPECT_EQ(got.state.scalars, sent.scalars);
+  ASSERT_EQ(got.state.tensors.size(), sent.tensors.size());
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < sent.tensors.size(); ++i) {
+    const auto& [name, t] = sent.tensors[i];
+    EXPECT_EQ(got.state.tensors[i].first, name);
+    const Tensor& u = got.state.tensors[i].second;
+    ASSERT_EQ(u.dtype(), t.dtype()) << name;
+    ASSERT_EQ(u.shape(), t.shape()) << name;
+    EXPECT_EQ(std::memcmp(u.raw(), t.raw(), t.nbytes()), 0) << name;
+    bytes += t.nbytes();
+  }
+  EXPECT_EQ(got.bytes, bytes);
+}
+
+// A state of many small tensors (a ResNet's parameters and moments), an i32 among them, and a large
+// one: the small ones travel packed together, a few messages in all, and arrive as they were.
+TEST(StateTransfer, SmallTensorsTravelPackedAndArriveAsTheyWere) {
+  auto world = comm::make_zmq_world(2);
+  TrainingState sent;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<float> v(static_cast<size_t>(3 + i % 7));
+    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(i) + 0.125f * static_cast<float>(k);
+    sent.tensors.emplace_back("p" + std::to_string(i), Tensor::from_vector({static_cast<int64_t>(v.size())}, v));
+    if (i == 100) sent.tensors.emplace_back("global_step", Tensor::from_vector({}, std::vector<int32_t>{-5}));
+  }
+  std::vector<float> large(128 * 1024);
+  for (size_t k = 0; k < large.size(); ++k) large[k] = static_cast<float>(k % 1000) - 0.5f;
+  sent.tensors.emplace_back("large", Tensor::from_vector({128, 1024}, large));
+  sent.tensors.emplace_back("after", Tensor::full({2, 2}, 3.0f));
+  sent.scalars = {{"epoch", 1}};
+  auto* receiver = dynamic_cast<comm::zmq::ZmqTransport*>(world[1].get());
+  ASSERT_NE(receiver, nullptr);
+  const uint64_t before = receiver->stats().messages_received;
+  send_training_state(*world[0], 1, sent, 9);
+  const ReceivedState got = recv_training_state(*world[1], 0, 5s);
+  // The header, a pack of the 201 small tensors, the large one, a pack of the last.
+  EXPECT_LE(receiver->stats().messages_received - before, 4u);
   ASSERT_EQ(got.state.tensors.size(), sent.tensors.size());
   uint64_t bytes = 0;
   for (size_t i = 0; i < sent.tensors.size(); ++i) {
