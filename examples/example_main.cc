@@ -1,8 +1,8 @@
 #include "examples/example_main.h"
 
 #include <exception>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include <shardflow/comm/bootstrap/init.h>
 #include <shardflow/core/cli_checks.h>

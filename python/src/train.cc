@@ -286,9 +286,11 @@ void bind_train(py::module_& m) {
   // (shardflow.train.train_elastic makes that tuple). Returns the last world's owner.
   m.def(
       "train_elastic",
-      [](int64_t epochs, const py::function& build, const std::string& timeline_dir) {
+      [](int64_t epochs, const py::function& build, const std::string& timeline_dir,
+         const std::string& stop_checkpoint_dir) {
         ElasticOptions options;
         options.timeline_dir = timeline_dir;
+        options.stop_checkpoint_dir = stop_checkpoint_dir;
         TrainingSetup done;
         {
           py::gil_scoped_release release;
@@ -310,7 +312,8 @@ void bind_train(py::module_& m) {
         }
         return *static_cast<py::object*>(done.keep.get());
       },
-      py::arg("epochs"), py::arg("build"), py::arg("timeline_dir") = "");
+      py::arg("epochs"), py::arg("build"), py::arg("timeline_dir") = "",
+      py::arg("stop_checkpoint_dir") = ElasticOptions{}.stop_checkpoint_dir);
 
   m.def(
       "save_checkpoint",

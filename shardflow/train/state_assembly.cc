@@ -154,13 +154,14 @@ Plan plan_assembly(const std::vector<Holding>& held) {
   }
   // A parameter of a pipeline stage whose every rank was lost: no member holds it at all.
   for (const Holding& h : held)
-    for (const auto& name : h.elsewhere) {
-      if (!name.is_string() || whole_at.count(name.get<std::string>()) || shape_of.count(name.get<std::string>()))
-        continue;
+    for (const auto& entry : h.elsewhere) {
+      if (!entry.is_string()) continue;
+      const std::string name = entry.get<std::string>();
+      if (whole_at.count(name) || shape_of.count(name)) continue;
       plan.error = fmt::format(
           "elastic: no member holds '{}' (the ranks lost held its only copies: its pipeline stage had no "
           "data-parallel replica); the job stops, and its last checkpoint is where it can restart",
-          name.is_string() ? brief_text(name.get<std::string>(), 80) : "?");
+          brief_text(name, 80));
       return plan;
     }
   for (const std::string& name : order) {
@@ -228,7 +229,9 @@ void note_state_blocks(TrainingState& state, const ParameterList& params) {
 
 bool holds_blocks(const TrainingState& state) { return state.scalars.contains(kBlocks); }
 
-bool holds_whole_state(const TrainingState& state) { return !holds_blocks(state) && !state.scalars.contains(kElsewhere); }
+bool holds_whole_state(const TrainingState& state) {
+  return !holds_blocks(state) && !state.scalars.contains(kElsewhere);
+}
 
 std::optional<TrainingState> assemble_whole_state(comm::Transport& world, int members, const TrainingState& own,
                                                   int64_t step, std::chrono::milliseconds timeout) {

@@ -2,7 +2,8 @@
 through train_elastic loses a rank under `sfrun --elastic` and goes on, and its loss lines are
 bitwise those of the C++ example that the kill tests check against the restart oracle
 (tests/elastic), killed at the same point: the rank SIGKILLs itself at the Nth step start
-(SF_FAULT_AT, core/fault_point.h), so both runs roll back to the same step."""
+(SF_FAULT_AT, core/fault_point.h), so both runs roll back to the same step. Below the minimum the
+survivors save where the script's stop_checkpoint_dir says."""
 import os
 import re
 import subprocess
@@ -55,17 +56,17 @@ SCRIPT = textwrap.dedent("""
         model = ms.Model(net, nn.CrossEntropyLoss(), nn.SGD(net.trainable_params(), 1e-2))
         return model, data, [LossMonitor(1)]
 
-    model = ms.train_elastic(2, build)
+    model = ms.train_elastic(2, build, stop_checkpoint_dir=os.environ.get("STOP_DIR", "elastic_checkpoint"))
     print("trained: " + type(model).__name__)
 """)
 
 
-def sfrun(cmd, cwd, job, fault, extra_env=None):
+def sfrun(cmd, cwd, job, fault, extra_env=None, elastic=f"2:{RANKS}", expect_rc=0):
     env = python_env(SF_FAULT_AT=fault, **(extra_env or {}))
-    p = subprocess.run([SFRUN, "-n", str(RANKS), "--elastic", f"2:{RANKS}", "--job-id", job, "--timeout", "30", "--"]
+    p = subprocess.run([SFRUN, "-n", str(RANKS), "--elastic", elastic, "--job-id", job, "--timeout", "30", "--"]
                        + cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=240)
-    assert p.returncode == 0, f"{job}: sfrun exited {p.returncode}:\n{p.stderr[-3000:]}"
+    assert (p.returncode == 0) == (expect_rc == 0), f"{job}: sfrun exited {p.returncode}:\n{p.stderr[-3000:]}"
     logs = {}
     for r in range(RANKS):
         with open(os.path.join(cwd, "log_output", job, f"rank.{r}", "stdout"), encoding="utf-8") as f:
@@ -92,3 +93,24 @@ def test_python_train_elastic_loses_a_rank_as_the_cxx_example_does(tmp_path, vic
         assert len(py_losses) > 2 * STEPS, py_logs[r]
         assert py_losses == cxx_losses, f"rank {r}: python and C++ loss lines differ"
         assert "trained: Model" in py_logs[r]
+
+
+def test_python_survivors_below_min_save_where_stop_checkpoint_dir_says(tmp_path):
+    """--elastic 4:4: a lost rank leaves 3, below the minimum; the survivors save the agreed step
+    to the script's stop_checkpoint_dir and stop."""
+    data = write_small_mnist(str(tmp_path / "fashion"), RANKS * BATCH * STEPS, 100)
+    (tmp_path / "elastic.py").write_text(SCRIPT)
+    stop_dir = tmp_path / "saved_at_stop"
+    p, logs = sfrun([PYTHON, "elastic.py"], str(tmp_path), "below", "step:5:1",
+                    {"DATA_PATH": data, "STOP_DIR": str(stop_dir)}, elastic=f"{RANKS}:{RANKS}", expect_rc=1)
+    assert (stop_dir / "latest").is_file(), f"nothing committed to {stop_dir}:\n{p.stderr[-3000:]}"
+    for r in (0, 2, 3):
+        with open(tmp_path / "log_output" / "below" / f"rank.{r}" / "stderr", encoding="utf-8") as f:
+            err = f.read()
+        assert f"below the minimum of {RANKS}: stopped after saving step" in err and str(stop_dir) in err, err
+
+
+def test_python_train_elastic_refuses_an_empty_stop_checkpoint_dir():
+    import shardflow as ms
+    with pytest.raises(ms.InvalidArgument, match="stop_checkpoint_dir is a directory's path"):
+        ms.train_elastic(1, lambda generation: None, stop_checkpoint_dir="")

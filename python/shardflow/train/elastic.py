@@ -23,12 +23,16 @@ from .. import _shardflow as _C
 from .model import Model, _batched, _callbacks
 
 
-def train_elastic(epoch, build, timeline_dir=""):
+def train_elastic(epoch, build, timeline_dir="", stop_checkpoint_dir="elastic_checkpoint"):
     """Trains `epoch` epochs of what `build(generation)` makes (see the module's text); returns
     the model of the world that finished. timeline_dir: each rank writes its steps and membership
-    changes to DIR/rank.R.timeline.json (sfviz show draws them)."""
+    changes to DIR/rank.R.timeline.json (sfviz show draws them). stop_checkpoint_dir: where the
+    survivors save the agreed step before they stop, when fewer than MIN are left."""
     if not callable(build):
         raise _C.InvalidArgument(f"train_elastic: build is a function of the generation, not {type(build).__name__}")
+    if not isinstance(stop_checkpoint_dir, str) or not stop_checkpoint_dir:
+        raise _C.InvalidArgument("train_elastic: stop_checkpoint_dir is a directory's path, not "
+                                 f"{stop_checkpoint_dir!r}")
 
     def setup(generation):
         got = build(generation)
@@ -41,6 +45,6 @@ def train_elastic(epoch, build, timeline_dir=""):
         return model._model, _batched(dataset), _callbacks(callbacks), (model, dataset, callbacks)
 
     sys.stdout.flush()
-    done = _C.train_elastic(int(epoch), setup, str(timeline_dir))
+    done = _C.train_elastic(int(epoch), setup, str(timeline_dir), stop_checkpoint_dir)
     sys.stdout.flush()
     return done[0]
