@@ -35,13 +35,9 @@ TrainingState a_state() {
   return s;
 }
 
-TEST(StateTransfer, WhatArrivesIsWhatWasSentBitwise) {
-  auto world = comm::make_zmq_world(2);
-  const TrainingState sent = a_state();
-  send_training_state(*world[0], 1, sent, 17);
-  const ReceivedState got = recv_training_state(*world[1], 0, 5s);
-  EXPECT_EQ(got.step, 17);
-  EXPECT_EQ(got.state.scalars, sent.scalars);
+// `got` holds `sent`'s tensors in its order, names, dtypes, shapes and bytes alike, and counts
+// their bytes.
+void transfer_expect_tensors(const ReceivedState& got, const TrainingState& sent) {
   ASSERT_EQ(got.state.tensors.size(), sent.tensors.size());
   uint64_t bytes = 0;
   for (size_t i = 0; i < sent.tensors.size(); ++i) {
@@ -54,6 +50,16 @@ TEST(StateTransfer, WhatArrivesIsWhatWasSentBitwise) {
     bytes += t.nbytes();
   }
   EXPECT_EQ(got.bytes, bytes);
+}
+
+TEST(StateTransfer, WhatArrivesIsWhatWasSentBitwise) {
+  auto world = comm::make_zmq_world(2);
+  const TrainingState sent = a_state();
+  send_training_state(*world[0], 1, sent, 17);
+  const ReceivedState got = recv_training_state(*world[1], 0, 5s);
+  EXPECT_EQ(got.step, 17);
+  EXPECT_EQ(got.state.scalars, sent.scalars);
+  transfer_expect_tensors(got, sent);
 }
 
 // A state of many small tensors (a ResNet's parameters and moments), an i32 among them, and a large
@@ -79,18 +85,7 @@ TEST(StateTransfer, SmallTensorsTravelPackedAndArriveAsTheyWere) {
   const ReceivedState got = recv_training_state(*world[1], 0, 5s);
   // The header, a pack of the 201 small tensors, the large one, a pack of the last.
   EXPECT_LE(receiver->stats().messages_received - before, 4u);
-  ASSERT_EQ(got.state.tensors.size(), sent.tensors.size());
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < sent.tensors.size(); ++i) {
-    const auto& [name, t] = sent.tensors[i];
-    EXPECT_EQ(got.state.tensors[i].first, name);
-    const Tensor& u = got.state.tensors[i].second;
-    ASSERT_EQ(u.dtype(), t.dtype()) << name;
-    ASSERT_EQ(u.shape(), t.shape()) << name;
-    EXPECT_EQ(std::memcmp(u.raw(), t.raw(), t.nbytes()), 0) << name;
-    bytes += t.nbytes();
-  }
-  EXPECT_EQ(got.bytes, bytes);
+  transfer_expect_tensors(got, sent);
 }
 
 // A rank whose world changes again before its first step sends on the state it received (the
