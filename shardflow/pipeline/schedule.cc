@@ -112,6 +112,11 @@ Schedule make_schedule(ScheduleKind kind, int stages, int micro_batches, int chu
     SF_ENFORCE(chunks >= 2, InvalidArgument,
                "pipeline schedule '{}': needs at least 2 model chunks per stage, got {} (use '1f1b' for 1)", name,
                chunks);
+    // One stage has no neighbour to hand a chunk to: its chunks are one model (the runtime
+    // refuses it too).
+    SF_ENFORCE(stages >= 2, InvalidArgument,
+               "pipeline schedule '{}': needs at least 2 stages, got 1 with {} chunks (use '1f1b' on one stage)", name,
+               chunks);
     SF_ENFORCE(micro_batches % stages == 0, InvalidArgument,
                "pipeline schedule '{}': micro-batches ({}) must be a multiple of the stages ({})", name, micro_batches,
                stages);

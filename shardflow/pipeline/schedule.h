@@ -41,8 +41,8 @@ ScheduleKind schedule_kind(std::string_view name);
 
 /// The schedule of `kind` for p stages, m micro-batches and v chunks per rank. Throws
 /// InvalidArgument when p, m or v is below 1, when v != 1 for a schedule without chunks, and
-/// for interleaved 1F1B when v < 2 or m is not a multiple of p (Megatron-LM's requirement:
-/// micro-batches go round the ranks in groups of p).
+/// for interleaved 1F1B when p < 2, v < 2 or m is not a multiple of p (Megatron-LM's
+/// requirement: micro-batches go round the ranks in groups of p).
 Schedule make_schedule(ScheduleKind kind, int stages, int micro_batches, int chunks = 1);
 
 /// True if the schedule splits the backward into B and W (it has W actions), as ZB-H1 does.

@@ -54,6 +54,14 @@ TEST(Schedule, RefusesBadSizesWithAClearError) {
   EXPECT_THROW(make_schedule(ScheduleKind::kOneFOneB, 2, 4, 2), InvalidArgument);
   EXPECT_THROW(make_schedule(ScheduleKind::kInterleaved1F1B, 4, 8, 1), InvalidArgument);
   try {
+    make_schedule(ScheduleKind::kInterleaved1F1B, 1, 2, 2);
+    FAIL() << "accepted one stage";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(),
+                 "pipeline schedule 'interleaved_1f1b': needs at least 2 stages, got 1 with 2 chunks (use '1f1b' on "
+                 "one stage)");
+  }
+  try {
     make_schedule(ScheduleKind::kInterleaved1F1B, 4, 6, 2);
     FAIL() << "accepted m = 6 with p = 4";
   } catch (const InvalidArgument& e) {
