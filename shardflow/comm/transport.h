@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,6 +135,14 @@ class Transport {
   /// PeerLost naming `peer` and the tag when `timeout` passes first or the peer has closed
   /// (after the messages it sent before closing have been received). Never blocks longer.
   virtual Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) = 0;
+
+  /// Like recv, but when `wait` passes with no message it returns nothing instead of throwing:
+  /// for a poll that mostly finds nothing (a loss watcher's wait for a join notice, every few
+  /// milliseconds), where an exception per poll is waste. PeerLost when the peer has closed or
+  /// been lost. The default is recv, whose timeout throws.
+  virtual std::optional<Tensor> poll_recv(int peer, Tag tag, std::chrono::milliseconds wait) {
+    return recv(peer, tag, wait);
+  }
 
   /// Closes this endpoint: peers' receives from it fail at once with PeerLost, and messages
   /// sent to it are dropped. Models a rank that died. Idempotent.

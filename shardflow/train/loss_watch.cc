@@ -1,5 +1,7 @@
 #include <shardflow/train/loss_watch.h>
 
+#include <optional>
+
 #include <shardflow/comm/buffer_pool.h>
 #include <shardflow/comm/membership.h>
 #include <shardflow/core/error.h>
@@ -48,10 +50,12 @@ bool LossWatch::wait_for_join() {
   const auto start = std::chrono::steady_clock::now();
   try {
     // The wait is the poll's sleep; the notice itself says nothing more, and goes back to the pool.
-    comm::BufferPool::global().release(transport_->recv(0, comm::join_notice_tag(), kPoll));
+    const std::optional<Tensor> notice = transport_->poll_recv(0, comm::join_notice_tag(), kPoll);
+    if (!notice) return false;
+    comm::BufferPool::global().release(*notice);
     return true;
   } catch (const Error&) {
-    // No notice within the poll; a lost rank 0 fails at once, so the wait is made up.
+    // A lost rank 0 fails at once: the wait is made up.
     std::this_thread::sleep_until(start + kPoll);
     return false;
   }

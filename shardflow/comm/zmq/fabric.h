@@ -86,6 +86,9 @@ class Fabric {
   // Pops the oldest (src, tag) message; PeerLost on timeout, once src has closed or been
   // lost and its queue is empty, or when this endpoint has closed.
   Tensor take(int src, Tag tag, std::chrono::milliseconds timeout);
+  // take() that returns nothing when `wait` passes first (the I/O thread reads the lane
+  // meanwhile); still PeerLost once src has closed or been lost, or after an interrupt().
+  std::optional<Tensor> poll(int src, Tag tag, std::chrono::milliseconds wait);
   // Closes this endpoint (idempotent): peers get a close notice after the messages queued
   // before it.
   void close();

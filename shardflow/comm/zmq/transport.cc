@@ -41,6 +41,11 @@ Tensor ZmqTransport::recv(int peer, Tag tag, std::chrono::milliseconds timeout) 
   return fabric_->take(peer, tag, timeout);
 }
 
+std::optional<Tensor> ZmqTransport::poll_recv(int peer, Tag tag, std::chrono::milliseconds wait) {
+  check_peer(peer, "recv");
+  return fabric_->poll(peer, tag, wait);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -42,6 +42,7 @@ class ZmqTransport final : public Transport {
   // receiver would refuse.
   void send(int peer, Tag tag, const Tensor& t) override;
   Tensor recv(int peer, Tag tag, std::chrono::milliseconds timeout) override;
+  std::optional<Tensor> poll_recv(int peer, Tag tag, std::chrono::milliseconds wait) override;
   void close() override;
   int64_t segment_bytes() const override { return segment_bytes_; }
   std::vector<int> lost_peers() const override;

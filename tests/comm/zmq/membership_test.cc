@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include <shardflow/comm/zmq/transport.h>
@@ -53,6 +54,31 @@ TEST(ZmqMembership, AClearedInterruptLetsReceivesReadWhatWasSentBefore) {
   EXPECT_EQ(world[0]->recv(1, data, 5s).i32()[0], 9);
   world[1]->send(0, data, Tensor::from_vector({1}, std::vector<int32_t>{10}));
   EXPECT_EQ(world[0]->recv(1, data, 5s).i32()[0], 10);
+}
+
+// The loss watcher's wait for a join notice: nothing within the wait is no error.
+TEST(ZmqMembership, APollGivesNothingWithinItsWaitTheMessageWhenOneComesAndFailsOnAClosedPeer) {
+  auto world = make_zmq_world(2);
+  const Tag data = 7;
+  const auto start = Clock::now();
+  EXPECT_FALSE(world[0]->poll_recv(1, data, 30ms).has_value());
+  EXPECT_GE(Clock::now() - start, 25ms);
+  world[1]->send(0, data, Tensor::from_vector({1}, std::vector<int32_t>{4}));
+  const std::optional<Tensor> got = world[0]->poll_recv(1, data, 5s);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->i32()[0], 4);
+  world[1]->close();
+  const auto closed = Clock::now();
+  bool threw = false;
+  while (!threw && Clock::now() - closed < 5s) {
+    try {
+      (void)world[0]->poll_recv(1, data, 50ms);
+    } catch (const PeerLost& e) {
+      threw = true;
+      EXPECT_EQ(e.rank(), 1);
+    }
+  }
+  EXPECT_TRUE(threw) << "a closed peer was not reported within 5 s";
 }
 
 TEST(ZmqMembership, ClosedPeersAreReportedNotLost) {
