@@ -54,7 +54,8 @@ def main():
     ap.add_argument("count", nargs="?", type=int, default=20)
     ap.add_argument("--sfrun", required=True)
     ap.add_argument("--program", required=True,
-                    help="examples/data_parallel, or examples/operator_parallel with --tensor-parallel")
+                    help="examples/data_parallel, examples/operator_parallel with --tensor-parallel, or "
+                         "examples/pipeline_parallel with --pipeline-stages")
     ap.add_argument("--tensor-parallel", type=int, default=0,
                     help="the program is operator_parallel, split data parallel x tensor parallel T (Model.train)")
     ap.add_argument("--pipeline-stages", type=int, default=0,
