@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <shardflow/comm/buffer_pool.h>
 #include <shardflow/comm/membership.h>
 #include <shardflow/comm/rank_context.h>
 #include <shardflow/core/brief.h>
@@ -177,6 +178,7 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
   if (const comm::Admission* admitted = comm::current_rank().transport()->admission()) {
     // A replacement that joined a running job: the members' rank 0 sends the agreed state.
     ReceivedState got = recv_training_state(*comm::current_rank().transport(), 0, std::chrono::seconds(60));
+    comm::current_rank().transport()->send(0, training_state_received_tag(), Tensor::full({1}, 1.0f));
     const auto linked = admitted->linked_at;
     first_generation = admitted->generation;
     launch = admitted->labels;
@@ -290,11 +292,19 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
           *change.transport, static_cast<int>(change.members.size()), *state, change.step, in.timeout);
       if (change.rank == 0) {
         state = std::move(whole);
-        // Joiners first: their link is not shared with the members' transfers then, and the
+        // Joiners first, and the members once each joiner holds it: the joiners' link is not shared
+        // with the members' transfers then, nor their cores with the members' rebuild, and the
         // members, who wait for their rebuild anyway, lose a millisecond.
         const int kept = static_cast<int>(change.members.size());
         for (int r = kept; r < change.transport->size(); ++r)
           send_training_state(*change.transport, r, *state, change.step);
+        for (int r = kept; r < change.transport->size(); ++r) {
+          try {
+            comm::BufferPool::global().release(change.transport->recv(r, training_state_received_tag(), in.timeout));
+          } catch (const PeerLost&) {
+            // A joiner lost on its way in: the new world's watcher sees it; the members still need theirs.
+          }
+        }
         for (int r = 1; r < kept; ++r) send_training_state(*change.transport, r, *state, change.step);
       } else {
         state = recv_training_state(*change.transport, 0, in.timeout).state;

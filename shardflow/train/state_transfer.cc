@@ -101,6 +101,7 @@ void parse_head(const nlohmann::json& head, int peer, std::vector<TensorHead>& t
 }  // namespace
 
 comm::Tag training_state_tag() { return comm::membership_tag(0xfffffff0u, 0); }
+comm::Tag training_state_received_tag() { return comm::membership_tag(0xfffffff0u, 1); }
 
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step) {
   const std::vector<size_t> groups = message_groups(state);

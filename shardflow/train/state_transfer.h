@@ -21,6 +21,9 @@ namespace sf {
 /// The membership tag every message of a transfer travels under (far above the agreement's
 /// rounds, below comm::join_notice_tag).
 comm::Tag training_state_tag();
+/// The tag a joiner says it holds the state under (train/elastic_train.cc): rank 0 sends the
+/// members theirs after that, so that their rebuild does not share the cores with its receive.
+comm::Tag training_state_received_tag();
 
 /// Sends `state`, the state of step `step`, to `peer`.
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step);
