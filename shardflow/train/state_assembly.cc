@@ -333,12 +333,9 @@ TrainingState cut_to_held_blocks(const TrainingState& whole, Model& model) {
   for (const auto& [name, t] : whole.tensors) {
     const auto h = held.find(name);
     if (h == held.end()) {
-      // A parameter of another pipeline stage, or its optimizer state ("<kind>.<parameter>"), is
-      // another rank's; anything else ("global_step") is restored, or refused, as it is.
-      const size_t dot = name.find('.');
-      const bool elsewhere =
-          network_params.count(name) || (dot != std::string::npos && network_params.count(name.substr(dot + 1)));
-      if (!elsewhere) out.tensors.emplace_back(name, t);
+      // A parameter of another pipeline stage, or its optimizer state, is another rank's; anything
+      // else ("global_step") is restored, or refused, as it is.
+      if (!network_params.count(name) && !ckpt::owner_of(name, params)) out.tensors.emplace_back(name, t);
       continue;
     }
     const ckpt::ShardedTensor& b = h->second;

@@ -14,7 +14,8 @@ ShardedTensor block_of(const std::string& name, const Parameter& p, const Tensor
   return ShardedTensor::block(name, value, p.shape(), p.offset());
 }
 
-// The parameter a state tensor belongs to: the optimizers name it "<kind>.<parameter name>".
+}  // namespace
+
 const Parameter* owner_of(const std::string& state_name, const ParameterList& params) {
   for (const Parameter& p : params) {
     const std::string& n = p.name();
@@ -24,8 +25,6 @@ const Parameter* owner_of(const std::string& state_name, const ParameterList& pa
   }
   return nullptr;
 }
-
-}  // namespace
 
 std::vector<ShardedTensor> optimizer_tensors(nn::Optimizer& optimizer) {
   std::vector<ShardedTensor> out;

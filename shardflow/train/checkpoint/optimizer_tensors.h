@@ -32,6 +32,10 @@ namespace sf::ckpt {
 /// tensors share the optimizer's storage: save them before the next step changes them.
 std::vector<ShardedTensor> optimizer_tensors(nn::Optimizer& optimizer);
 
+/// The parameter of `params` an optimizer state tensor named `state_name` belongs to (the
+/// optimizers name it "<kind>.<parameter name>"); null for any other name.
+const Parameter* owner_of(const std::string& state_name, const ParameterList& params);
+
 /// `value` named `name` as this rank holds it: a parameter of `params` (by name) or an
 /// optimizer state tensor of one ("<kind>.<parameter name>", of its shape) is that parameter's
 /// block; anything else is held whole. optimizer_tensors() describes each of its tensors so.
