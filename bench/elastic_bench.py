@@ -36,8 +36,15 @@ bench/p2p_bench (ipc, as the jobs' ranks use): warm (the median of many round tr
 (a fresh pair's first message, as the replacement's receive is): the transfer against
 bytes / bandwidth.
 
+With --hidden W1,W2,... (data parallel only) the rejoins run once per width of the network's
+hidden layers, so that the state grows from megabytes to hundreds of them, and the link is
+measured at each state's size: a straight line through the streamed medians against the bytes
+splits the transfer into a fixed cost (where it meets zero bytes) and a cost per byte, whose
+bandwidth is set against the link's.
+
   python3 bench/elastic_bench.py [--kills 20] [--rejoins 20] [--ranks 4] [--seed S] [--work DIR] [--keep]
-                                 [--tensor-parallel T | --pipeline-stages S]
+                                 [--tensor-parallel T | --pipeline-stages S | --hidden W1,W2,...]
+                                 [--rejoin-after A:B]
 """
 
 import argparse
@@ -177,12 +184,11 @@ def one_kill(a, rng, i, args):
     return res
 
 
-def one_rejoin(a, rng, i, args):
+def one_rejoin(a, rng, name, args):
     """One run, one SIGKILL, one replacement. Returns a dict of the figures, or one with "excluded"."""
     victim = rng.randrange(a.ranks)
     watcher = rng.choice([r for r in range(a.ranks) if r != victim])
-    step = rng.randint(5, 40)
-    name = f"rejoin{i}"
+    step = rng.randint(*a.rejoin_after)
     job = er.Job(a.sfrun, a.program, a.work, name, a.ranks, args, elastic=f"2:{a.ranks}", timeout=a.timeout,
                  restarts=1)
     res = {"run": name, "victim": victim, "after_step": step}
@@ -203,12 +209,18 @@ def one_rejoin(a, rng, i, args):
                     break
             time.sleep(POLL)
         tail.close()
-        rc = job.finish()
+        if t_back is not None:
+            # Every member printed its join line before the step the replacement just printed; once
+            # sfrun has relayed them the figures are in, and the rest of the training is not timed.
+            job.wait_for(lambda: all(any("joined" in m.group(2) for m in er.CHANGE.finditer(job.text(r)))
+                                     for r in range(a.ranks)), "every rank's join line")
+            job.proc.send_signal(signal.SIGTERM)
+            job.finish()
+        elif job.finish() != 0:
+            raise RuntimeError(f"{name}: sfrun exited {job.rc}; its stderr:\n{job.err}")
     except Exception:
         job.kill()
         raise
-    if rc != 0:
-        raise RuntimeError(f"{name}: sfrun exited {rc}; its stderr:\n{job.err}")
     joins = [m for r in range(a.ranks) for m in er.CHANGE.finditer(job.text(r)) if "joined" in m.group(2)]
     mine = re.search(r"this rank joined -> \d+\); rolled back to step \d+; (\d+) bytes of state from rank 0 within "
                      r"([\d.]+) s of the link, streamed in ([\d.]+) s", job.text(victim))
@@ -257,12 +269,35 @@ def main():
                     help="time pipeline_parallel split data parallel x S stages, gcd(S, ranks) after a change "
                          "(global batch 48 in 2 micro-batches)")
     ap.add_argument("--steps", type=int, default=200, help="steps of the one epoch")
+    ap.add_argument("--hidden", default=None,
+                    help="data parallel: widths W1,W2,... of the hidden layers (the seed's is 512), the rejoins "
+                         "run at each, and the transfer is fitted against the state's size")
+    ap.add_argument("--rejoin-after", default="5:40", help="A:B: a rejoin's kill comes after a step in [A, B]")
     ap.add_argument("--timeout", type=float, default=120, help="seconds one run may take")
     a = ap.parse_args()
     if a.ranks < 3:
         ap.error("--ranks must be at least 3 (--elastic 2:RANKS, one rank killed)")
-    if a.steps < 160:
+    if a.kills and a.steps < 160:
         ap.error("--steps must be at least 160 (kills come after a step in [5, 150])")
+    try:
+        a.rejoin_after = tuple(int(x) for x in a.rejoin_after.split(":"))
+        ok = len(a.rejoin_after) == 2 and 1 <= a.rejoin_after[0] <= a.rejoin_after[1]
+    except ValueError:
+        ok = False
+    if not ok:
+        ap.error("--rejoin-after must be A:B with 1 <= A <= B")
+    if a.rejoins and a.steps < a.rejoin_after[1] + 20:
+        ap.error(f"--steps must be at least {a.rejoin_after[1] + 20} (a rejoin's kill comes after a step in "
+                 f"[{a.rejoin_after[0]}, {a.rejoin_after[1]}], and the replacement joins steps later)")
+    if a.hidden is not None:
+        try:
+            a.hidden = [int(w) for w in a.hidden.split(",")]
+        except ValueError:
+            a.hidden = []
+        if not a.hidden or min(a.hidden) < 1:
+            ap.error("--hidden must be widths W1,W2,... each at least 1")
+        if a.tensor_parallel or a.pipeline_stages:
+            ap.error("--hidden widens data_parallel's network: not with --tensor-parallel or --pipeline-stages")
     if a.seed is None:
         a.seed = int(time.time())
     if a.tensor_parallel and a.pipeline_stages:
@@ -369,25 +404,38 @@ def kill_table(a, done, excluded):
 def rejoin_figures(a, rng, args):
     if a.rejoins <= 0:
         return
-    print()
-    print(f"rejoins: {a.rejoins} runs of the same job with --max-restarts 1, a rank killed after a step in [5, 40]",
-          flush=True)
-    done = []
-    for i in range(a.rejoins):
-        r = one_rejoin(a, rng, i, args)
-        if "excluded" in r:
-            print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: EXCLUDED, {r['excluded']}",
-                  flush=True)
-        else:
-            done.append(r)
-            print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: back to {a.ranks} ranks "
-                  f"{ms(r['back'])} ms after the kill; join pause {ms(r['pause'])} ms; {r['bytes']} bytes of state "
-                  f"within {ms(r['transfer'])} ms of the link, streamed in {ms(r['streamed'])} ms", flush=True)
-        if not a.keep:
-            shutil.rmtree(os.path.join(a.work, "log_output", r["run"]), ignore_errors=True)
-    if not done:
-        print("no rejoin completed")
-        return
+    sizes = []
+    for width in a.hidden or [None]:
+        run_args = args + ["--hidden", str(width)] if width else args
+        print()
+        print(f"rejoins: {a.rejoins} runs of the same job with --max-restarts 1"
+              + (f" and --hidden {width}" if width else "")
+              + f", a rank killed after a step in [{a.rejoin_after[0]}, {a.rejoin_after[1]}]", flush=True)
+        done = []
+        for i in range(a.rejoins):
+            name = f"rejoin{i}" if width is None else f"rejoin_h{width}_{i}"
+            r = one_rejoin(a, rng, name, run_args)
+            if "excluded" in r:
+                print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: EXCLUDED, {r['excluded']}",
+                      flush=True)
+            else:
+                done.append(r)
+                print(f"{r['run']}: rank {r['victim']} killed after step {r['after_step']}: back to {a.ranks} ranks "
+                      f"{ms(r['back'])} ms after the kill; join pause {ms(r['pause'])} ms; {r['bytes']} bytes of "
+                      f"state within {ms(r['transfer'])} ms of the link, streamed in {ms(r['streamed'])} ms",
+                      flush=True)
+            if not a.keep:
+                shutil.rmtree(os.path.join(a.work, "log_output", r["run"]), ignore_errors=True)
+        if not done:
+            print("no rejoin completed")
+            continue
+        sizes.append(dict(rejoin_table(a, done), width=width))
+    if len(sizes) > 1:
+        size_fit(sizes)
+
+
+def rejoin_table(a, done):
+    """Prints the rejoins' table and the link at the state's size; returns the figures size_fit uses."""
     nbytes = done[0]["bytes"]
     gbs, line = p2p_bandwidth(a, nbytes)
     ideal = nbytes / (gbs * 1e9)
@@ -416,6 +464,39 @@ def rejoin_figures(a, rng, args):
           f"the rest of the join pause, {ms(max(0.0, pause - streamed))} ms (median), is fixed cost: the agreement, "
           f"the new world's links, rank 0 putting the state together and sending it to the other members, and the "
           f"rebuild of the model and the dataset shard")
+    return dict(bytes=nbytes, streamed=streamed, streamed_max=max(r["streamed"] for r in done), n=len(done),
+                warm=ideal, cold=cold_ideal)
+
+
+def size_fit(sizes):
+    """The transfer against the state's size: a least-squares line through the streamed medians,
+    its slope's bandwidth set against the link's at the largest size."""
+    xs = [s["bytes"] for s in sizes]
+    ys = [s["streamed"] for s in sizes]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    fixed = my - slope * mx
+    big = max(sizes, key=lambda s: s["bytes"])
+    print()
+    print("state size against the transfer (medians of each width's rejoins; the link measured at each size):")
+    print()
+    print("| hidden | state bytes | streamed ms (median) | max | bytes / bandwidth, warm ms | cold ms "
+          "| streamed / cold | n |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for s in sizes:
+        print(f"| {s['width']} | {s['bytes']} | {ms(s['streamed'])} | {ms(s['streamed_max'])} | {ms(s['warm'])} "
+              f"| {ms(s['cold'])} | {s['streamed'] / s['cold']:.2f} | {s['n']} |")
+    print()
+    if slope <= 0:
+        print(f"the streamed medians do not grow with the bytes (slope {slope:.3g} s/B): the sizes are too close "
+              f"to tell a cost per byte from the noise")
+        return
+    link_warm = big["bytes"] / big["warm"] / 1e9
+    link_cold = big["bytes"] / big["cold"] / 1e9
+    print(f"straight line: streamed = {ms(fixed)} ms + bytes / {1 / slope / 1e9:.2f} GB/s; the link at "
+          f"{big['bytes']} bytes: {link_warm:.2f} GB/s warm, {link_cold:.2f} GB/s cold; the cost per byte is "
+          f"{slope * link_warm * 1e9:.2f}x the warm link's and {slope * link_cold * 1e9:.2f}x the cold link's "
+          f"(goal: at most 1.2x, plus the fixed cost)")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ struct Options {
   std::string api = "functional";  // the seed's training loop, or "model" (Model.train)
   int64_t batch = 32;
   float lr = 1e-2f;
+  int64_t hidden = 512;  // the hidden layers' width (the seed's 512; wider: more state to move)
   std::string elastic_timeline;  // --elastic-timeline DIR: each rank's steps and membership changes
 };
 
@@ -58,17 +59,18 @@ ds::Dataset create_test_dataset(const ex::CommonOptions& c) {
       .batch(1000, false);
 }
 
-// The seed's Network: Flatten, then Dense-ReLU-Dense-ReLU-Dense with normal / zeros init.
+// The seed's Network: Flatten, then Dense-ReLU-Dense-ReLU-Dense with normal / zeros init; the
+// hidden layers `hidden` wide (the seed's: 512).
 class Network : public nn::Cell {
  public:
-  Network() {
+  explicit Network(int64_t hidden) {
     flatten_ = register_cell("flatten", std::make_shared<nn::Flatten>());
     dense_relu_sequential_ = register_cell(
         "dense_relu_sequential",
         std::make_shared<nn::SequentialCell>(std::initializer_list<nn::CellPtr>{
-            std::make_shared<nn::Dense>(28 * 28, 512, "normal", "zeros"), std::make_shared<nn::ReLU>(),
-            std::make_shared<nn::Dense>(512, 512, "normal", "zeros"), std::make_shared<nn::ReLU>(),
-            std::make_shared<nn::Dense>(512, 10, "normal", "zeros")}));
+            std::make_shared<nn::Dense>(28 * 28, hidden, "normal", "zeros"), std::make_shared<nn::ReLU>(),
+            std::make_shared<nn::Dense>(hidden, hidden, "normal", "zeros"), std::make_shared<nn::ReLU>(),
+            std::make_shared<nn::Dense>(hidden, 10, "normal", "zeros")}));
   }
   sf::Value construct(sf::GraphBuilder& b, sf::Value x) override {
     x = (*flatten_)(b, x);
@@ -91,7 +93,7 @@ double train(const Options& o, const ex::Example& example) {
     // `sfrun --elastic` a lost rank's peers go on without it: each new world builds this anew.
     // [elastic]
     const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
-      auto net = std::make_shared<Network>();
+      auto net = std::make_shared<Network>(o.hidden);
       auto optimizer = std::make_shared<nn::SGD>(net->trainable_params(), o.lr);
       sf::TrainingSetup s;
       s.model = std::make_shared<sf::Model>(*net, loss_fn, optimizer);
@@ -109,11 +111,12 @@ double train(const Options& o, const ex::Example& example) {
   // The seed's loop. Under `sfrun --elastic` it is one world's training too: train_elastic
   // builds it anew in each world and passes the loop its callbacks, which LoopCheckpoint calls.
   struct Loop {
+    explicit Loop(int64_t hidden) : net(hidden) {}
     Network net;
     std::shared_ptr<nn::SGD> optimizer;
   };
   const sf::TrainingSetup done = sf::train_elastic(c.epochs, [&](uint32_t generation) {
-    auto loop = std::make_shared<Loop>();
+    auto loop = std::make_shared<Loop>(o.hidden);
     loop->optimizer = std::make_shared<nn::SGD>(loop->net.trainable_params(), o.lr);
     // The model holds the loop's network and optimizer for the checkpoints (and the accuracy
     // below); the loop reports where it stands after each step, as Model.train does.
@@ -167,6 +170,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"functional", "model"}));
   app.add_option("--batch", o.batch, "batch size per device")->check(sf::cli::kPositive);
   app.add_option("--lr", o.lr)->check(sf::cli::kPositive);
+  app.add_option("--hidden", o.hidden, "the hidden layers' width (the seed's 512)")
+      ->check(CLI::Range(int64_t{1}, int64_t{16384}));
   app.add_option("--elastic-timeline", o.elastic_timeline,
                  "under sfrun --elastic: write DIR/rank.R.timeline.json (steps and membership "
                  "changes, for sfviz show)");

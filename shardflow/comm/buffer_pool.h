@@ -44,6 +44,13 @@ class BufferPool {
   // releases the caller's and returns a copy; a tensor the pool does not know comes back as is.
   Tensor adopt(const Tensor& t);
 
+  // Readies a free f32 buffer for a message of each of these byte sizes, its pages touched, up
+  // to kMaxFreeBytes in all: a later receive of that size takes it and costs no first touch of
+  // fresh memory. The first touch is what a fresh process's first large receive spends most of
+  // its time on (a joining rank's training state, comm/zmq/door.h): on these virtual machines
+  // from 0.2 to 1.5 GB/s, against 2.5 GB/s for the transport's bytes.
+  void prefault(const std::vector<size_t>& message_bytes);
+
   // Bytes held in free lists, and buffers handed out and not yet released (for tests).
   size_t free_bytes() const;
   size_t outstanding() const;

@@ -103,6 +103,12 @@ class JoinDoor {
                             std::chrono::milliseconds timeout) = 0;
   /// Tells the joiner of `request` that it will not be admitted into this world.
   virtual void refuse(const JoinRequest& request) = 0;
+  /// The byte sizes of the first large messages a joiner will receive (an elastic run's training
+  /// state), told to each joiner that proves the job secret from now on: it readies receive
+  /// buffers of those sizes (BufferPool::prefault) before it asks to join, while the members
+  /// train, instead of touching fresh memory while the bytes arrive. A hint: other sizes are
+  /// received as ever.
+  virtual void expect(const std::vector<uint64_t>& message_bytes) = 0;
 };
 
 /// What a rank that joined a running job learnt when it was admitted.

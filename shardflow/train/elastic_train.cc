@@ -229,7 +229,12 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     const bool may_grow = world->size() < range->max;
     if (may_grow && world->rank() == 0) {
       if (!door) door = world->open_door();
-      if (door) log_line(fmt::format("shardflow elastic: join generation {} at {}", generation, door->address()));
+      if (door) {
+        // A joiner readies its buffers for the state while it waits; this rank's own state is its
+        // size under data parallel (with blocks or stages the whole one is larger: a part is ready).
+        door->expect(training_state_message_bytes(*commits->at(commits->newest_step())));
+        log_line(fmt::format("shardflow elastic: join generation {} at {}", generation, door->address()));
+      }
     } else {
       door.reset();  // the requests it holds are refused
       waiting.clear();

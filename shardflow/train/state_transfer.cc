@@ -103,6 +103,18 @@ void parse_head(const nlohmann::json& head, int peer, std::vector<TensorHead>& t
 comm::Tag training_state_tag() { return comm::membership_tag(0xfffffff0u, 0); }
 comm::Tag training_state_received_tag() { return comm::membership_tag(0xfffffff0u, 1); }
 
+std::vector<uint64_t> training_state_message_bytes(const TrainingState& state) {
+  std::vector<uint64_t> bytes;
+  size_t first = 0;
+  for (size_t count : message_groups(state)) {
+    uint64_t n = 0;
+    for (size_t i = first; i < first + count; ++i) n += static_cast<uint64_t>(state.tensors[i].second.nbytes());
+    bytes.push_back(n);
+    first += count;
+  }
+  return bytes;
+}
+
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step) {
   const std::vector<size_t> groups = message_groups(state);
   nlohmann::json head = {{"step", step},

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include <shardflow/comm/transport.h>
 #include <shardflow/train/training_state.h>
@@ -27,6 +28,10 @@ comm::Tag training_state_received_tag();
 
 /// Sends `state`, the state of step `step`, to `peer`.
 void send_training_state(comm::Transport& world, int peer, const TrainingState& state, int64_t step);
+
+/// The bytes of each tensor message send_training_state sends for `state` (the header aside):
+/// what a joiner readies its receive buffers for (comm::JoinDoor::expect).
+std::vector<uint64_t> training_state_message_bytes(const TrainingState& state);
 
 /// What recv_training_state received.
 struct ReceivedState {

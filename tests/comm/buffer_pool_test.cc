@@ -1,5 +1,6 @@
 // Tests for BufferPool (comm/buffer_pool.h): reuse of released buffers, reader references,
-// buffers cut from huge-page blocks, adopted buffers, and that foreign tensors are ignored.
+// buffers cut from huge-page blocks, adopted buffers, that foreign tensors are ignored, and
+// buffers readied ahead of the messages that will take them.
 #include <shardflow/comm/buffer_pool.h>
 
 #include <gtest/gtest.h>
@@ -98,6 +99,22 @@ TEST(BufferPool, ForeignAndEmptyTensorsAreIgnored) {
   pool.release(empty);
   EXPECT_EQ(pool.outstanding(), before);
   EXPECT_EQ(mine.to_vector()[0], 1.0f);  // untouched
+}
+
+TEST(BufferPool, PrefaultReadiesABufferPerMessageThatTheReceivesThenTake) {
+  BufferPool& pool = BufferPool::global();
+  const size_t free_before = pool.free_bytes(), out_before = pool.outstanding();
+  // Two messages of one class need two buffers (32 MiB each); 40 MiB and 2 bytes round up to
+  // whole f32 elements, in a 64 MiB buffer. Classes no other test of this binary uses.
+  pool.prefault({size_t{24} << 20, size_t{24} << 20, (size_t{40} << 20) + 2, 0});
+  EXPECT_EQ(pool.outstanding(), out_before);
+  EXPECT_EQ(pool.free_bytes(), free_before + (size_t{128} << 20));
+  Tensor a = pool.acquire(DType::kF32, (int64_t{24} << 20) / 4);
+  Tensor b = pool.acquire(DType::kF32, (int64_t{24} << 20) / 4);
+  EXPECT_NE(a.raw(), b.raw());
+  EXPECT_EQ(pool.free_bytes(), free_before + (size_t{64} << 20));  // both taken from the readied ones
+  pool.release(a);
+  pool.release(b);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -9,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <shardflow/comm/buffer_pool.h>
 #include <shardflow/comm/zmq/control.h>
 #include <shardflow/comm/zmq/header.h>
 #include <shardflow/core/brief.h>
@@ -28,6 +31,24 @@ constexpr int kMaxLabel = 1 << 20;
 constexpr uint64_t kMaxAdmissionBytes = 1 << 20;
 constexpr int kDoorRank = 0;
 constexpr Tag kAdmissionTag = 1;
+// The sizes a joiner readies buffers for (JoinDoor::expect): KiB each (a buffer's size class is
+// a power of two of at least 1 KiB, so the rounding changes none), at most kMaxExpected of them.
+constexpr Tag kExpectedTag = 2;
+constexpr size_t kMaxExpected = size_t{1} << 14;
+
+// A kData message of i32 `payload` under `tag` to the connection `rid`.
+bool send_i32(Socket& socket, const std::string& rid, Tag tag, const std::vector<int32_t>& payload) {
+  Header h;
+  h.kind = Kind::kData;
+  h.from = kDoorRank;
+  h.tag = tag;
+  h.dtype = DType::kI32;
+  h.shape = {static_cast<int64_t>(payload.size())};
+  h.nbytes = payload.size() * sizeof(int32_t);
+  if (!send_header(socket, h, &rid, true)) return false;  // the payload frame follows
+  Message body(payload.data(), h.nbytes);
+  return send_frame(socket, body, false);
+}
 
 std::vector<int32_t> encode_admission(uint32_t generation, int rank, int size, const std::vector<int>& labels,
                                       const std::vector<std::string>& addresses) {
@@ -94,18 +115,9 @@ class ZmqDoor final : public JoinDoor {
                     milliseconds timeout) override {
     const std::string* rid = rid_of(request);
     if (!rid) return "";
-    const std::vector<int32_t> payload = encode_admission(generation, rank, size, labels, addresses);
-    Header h;
-    h.kind = Kind::kData;
-    h.from = kDoorRank;
-    h.tag = kAdmissionTag;
-    h.dtype = DType::kI32;
-    h.shape = {static_cast<int64_t>(payload.size())};
-    h.nbytes = payload.size() * sizeof(int32_t);
     const std::string id = *rid;
-    if (!send_header(socket_, h, &id, true)) return forget(id);  // the payload frame follows
-    Message body(payload.data(), h.nbytes);
-    if (!send_frame(socket_, body, false)) return forget(id);
+    if (!send_i32(socket_, id, kAdmissionTag, encode_admission(generation, rank, size, labels, addresses)))
+      return forget(id);
     conns_[id].admitted = true;
     std::string answer;
     const auto deadline = Clock::now() + timeout;
@@ -117,6 +129,14 @@ class ZmqDoor final : public JoinDoor {
     }
     forget(id);
     return answer;
+  }
+
+  void expect(const std::vector<uint64_t>& message_bytes) override {
+    expected_.clear();
+    for (uint64_t n : message_bytes) {
+      if (expected_.size() == kMaxExpected) break;
+      expected_.push_back(static_cast<int32_t>(std::min<uint64_t>((n + 1023) / 1024, INT32_MAX)));
+    }
   }
 
   void refuse(const JoinRequest& request) override {
@@ -169,6 +189,7 @@ class ZmqDoor final : public JoinDoor {
         } else if (h.kind == Kind::kProof && c.hs && c.hs->accept(h)) {
           c.proven = true;
           c.label = c.hs->client_rank();
+          send_i32(socket_, rid, kExpectedTag, expected_);  // the joiner asks once it has readied them
         } else {
           refuse_conn("a message that does not prove the job secret");
         }
@@ -213,6 +234,7 @@ class ZmqDoor final : public JoinDoor {
   std::string address_;
   std::unordered_map<std::string, Conn> conns_;
   std::vector<JoinRequest> fresh_;  // asked since the last poll()
+  std::vector<int32_t> expected_;   // KiB, told to each joiner once it proves the secret
   uint64_t next_id_ = 0;
 };
 
@@ -237,7 +259,7 @@ DoorAdmission DoorClient::wait_admission(Clock::time_point deadline) {
   send_header(socket_, hs.hello(), nullptr);
   const HeaderLimits limits{1, kMaxAdmissionBytes};
   std::vector<Message> parts;
-  bool proven = false;
+  bool proven = false, asked = false;
   for (;;) {
     if (!wait_readable(socket_, deadline, "zmq door")) {
       socket_.set(ZMQ_LINGER, 0);
@@ -256,21 +278,35 @@ DoorAdmission DoorClient::wait_admission(Clock::time_point deadline) {
         SF_THROW(Error, "elastic: the door at {} refused this rank (the job ended, or its world changed first)", door_);
       if (!proven && h.kind == Kind::kChallenge && count == 1) {
         send_header(socket_, hs.answer(h), nullptr);  // throws if the door does not hold the secret
-        Header ask;
-        ask.kind = Kind::kJoin;
-        ask.from = label_;
-        ask.size = 1;
-        ask.endpoints = {""};
-        send_header(socket_, ask, nullptr);
         proven = true;
-      } else if (proven && h.kind == Kind::kData && h.tag == kAdmissionTag && h.dtype == DType::kI32 && count == 2 &&
+      } else if (proven && h.kind == Kind::kData && h.dtype == DType::kI32 && count == 2 &&
                  parts[1].size() == h.nbytes) {
         std::vector<int32_t> v(h.nbytes / sizeof(int32_t));  // copied: a short frame's bytes may be unaligned
-        std::memcpy(v.data(), parts[1].data(), v.size() * sizeof(int32_t));
-        return decode_admission(v.data(), v.size(), door_);
+        if (!v.empty()) std::memcpy(v.data(), parts[1].data(), v.size() * sizeof(int32_t));
+        if (h.tag == kAdmissionTag) return decode_admission(v.data(), v.size(), door_);
+        if (h.tag == kExpectedTag && !asked) {
+          // Ready for the first messages, then ask: the members train on meanwhile, and the
+          // bytes of the state arrive at the transport's speed, not the first touch's.
+          prefault(v);
+          Header ask;
+          ask.kind = Kind::kJoin;
+          ask.from = label_;
+          ask.size = 1;
+          ask.endpoints = {""};
+          send_header(socket_, ask, nullptr);
+          asked = true;
+        }
       }
     }
   }
+}
+
+void DoorClient::prefault(const std::vector<int32_t>& kib) {
+  if (kib.size() > kMaxExpected) return;  // a hint, and not a sane one
+  std::vector<size_t> bytes;
+  for (int32_t k : kib)
+    if (k > 0) bytes.push_back(static_cast<size_t>(k) * 1024);
+  BufferPool::global().prefault(bytes);
 }
 
 void DoorClient::answer(const std::string& address) {

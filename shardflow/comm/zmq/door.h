@@ -1,10 +1,14 @@
 // The door of an elastic world (comm/transport.h JoinDoor) over zmq, and the replacement
 // rank's side of it. The world's rank 0 binds a ROUTER; a replacement connects a DEALER,
 // proves the job secret (comm/zmq/handshake.h, purpose kDoor; the door proves it back) and
-// asks with a kJoin whose `from` is its label. When the members admit it, the door sends a
-// kData message whose payload (i32) is the admission — generation, rank, size, the labels,
-// then the members' addresses as text — and the replacement answers with a kJoin carrying
-// the address of its new endpoint. A kClose from the door refuses it.
+// then, once the door has sent the sizes of its first messages (kData, tag 2, i32 KiB each:
+// JoinDoor::expect, empty when it was not told), readies receive buffers of those sizes and asks
+// with a kJoin whose `from` is its label: the members train on while it readies them, and the
+// state's bytes then arrive at the transport's speed rather than at the first touch of fresh
+// memory. When the members admit it, the door sends a kData message whose payload (i32) is the
+// admission — generation, rank, size, the labels, then the members' addresses as text — and the
+// replacement answers with a kJoin carrying the address of its new endpoint. A kClose from the
+// door refuses it.
 //
 // Threading: a door is used by one thread at a time; a DoorClient by one thread.
 #pragma once
@@ -45,6 +49,9 @@ class DoorClient {
   void answer(const std::string& address);
 
  private:
+  // Readies receive buffers of `kib` KiB each (JoinDoor::expect).
+  void prefault(const std::vector<int32_t>& kib);
+
   Context ctx_;
   Socket socket_;
   std::string door_;

@@ -4,7 +4,8 @@
 // frozen processes are tests/elastic's, through sfrun): the survivors agree on the same members
 // and step, link a new world that carries messages, go on past a rank lost during the agreement,
 // and a rank left alone among closed peers learns that it was removed. A replacement asking at
-// rank 0's door joins the next world; another secret and a door that closes refuse it.
+// rank 0's door joins the next world, having readied buffers for the sizes the door expects;
+// another secret and a door that closes refuse it.
 #include <shardflow/comm/membership.h>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <optional>
 #include <thread>
 
+#include <shardflow/comm/buffer_pool.h>
+#include <shardflow/comm/zmq/door.h>
 #include <shardflow/comm/zmq/transport.h>
 #include <shardflow/core/error.h>
 #include "rank_threads.h"
@@ -279,6 +282,40 @@ TEST(ZmqMembershipJoin, TheDoorRefusesAnotherSecretAndAClosedDoorRefusesAtOnce) 
   late.join();
   EXPECT_LT(Clock::now() - start, 5s);
   EXPECT_NE(error.find("refused"), std::string::npos) << error;
+  for (auto& t : world) t->close();
+}
+
+TEST(ZmqMembershipJoin, AJoinerReadiesBuffersOfTheSizesTheDoorExpectsWhileItWaits) {
+  ZmqOptions o;
+  o.secret = "expect-test-secret";
+  auto world = make_zmq_world(2, o);
+  std::unique_ptr<JoinDoor> door = world[0]->open_door();
+  ASSERT_TRUE(door);
+  // 100 MiB: a 128 MiB buffer, a class no other test of this binary uses.
+  door->expect({uint64_t{100} << 20});
+  BufferPool& pool = BufferPool::global();
+  const size_t before = pool.free_bytes();
+  const std::string address = door->address();
+  std::string error;
+  std::thread replacement([&] {
+    try {
+      zmq::DoorClient client(address, o.secret, 7);
+      client.wait_admission(Clock::now() + 20s);
+    } catch (const Error& e) {
+      error = e.what();
+    }  // the client's end waits for its buffers
+  });
+  std::vector<JoinRequest> asked;
+  const auto deadline = Clock::now() + 10s;
+  while (asked.empty() && Clock::now() < deadline) {
+    asked = door->poll();
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(asked.size(), 1u);
+  door->refuse(asked[0]);  // the sizes went first, on the same connection
+  replacement.join();
+  EXPECT_NE(error.find("refused"), std::string::npos) << error;
+  EXPECT_EQ(pool.free_bytes(), before + (size_t{128} << 20));
   for (auto& t : world) t->close();
 }
 
