@@ -230,8 +230,9 @@ TrainingSetup train_elastic(int64_t epochs, const BuildTraining& build, ElasticO
     if (may_grow && world->rank() == 0) {
       if (!door) door = world->open_door();
       if (door) {
-        // A joiner readies its buffers for the state while it waits; this rank's own state is its
-        // size under data parallel (with blocks or stages the whole one is larger: a part is ready).
+        // A joiner readies its buffers for the state before it asks to join; this rank's own state
+        // is its size under data parallel (with blocks or stages the whole one is larger: a part
+        // is ready).
         door->expect(training_state_message_bytes(*commits->at(commits->newest_step())));
         log_line(fmt::format("shardflow elastic: join generation {} at {}", generation, door->address()));
       }
