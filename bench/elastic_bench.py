@@ -461,9 +461,9 @@ def rejoin_table(a, done):
     print()
     print(f"state streamed (median) {ms(streamed)} ms against 1.2 x bytes / bandwidth = {ms(1.2 * ideal)} ms warm "
           f"({within} of {len(done)} runs within it), {ms(1.2 * cold_ideal)} ms cold ({within_cold} of {len(done)}); "
-          f"the rest of the join pause, {ms(max(0.0, pause - streamed))} ms (median), is fixed cost: the agreement, "
-          f"the new world's links, rank 0 putting the state together and sending it to the other members, and the "
-          f"rebuild of the model and the dataset shard")
+          f"the rest of the join pause, {ms(max(0.0, pause - streamed))} ms (median), is the agreement, the new "
+          f"world's links, rank 0 putting the state together and sending it to the other members, and the rebuild "
+          f"of the model and the dataset shard")
     return dict(bytes=nbytes, streamed=streamed, streamed_max=max(r["streamed"] for r in done), n=len(done),
                 warm=ideal, cold=cold_ideal)
 
@@ -496,7 +496,7 @@ def size_fit(sizes):
     print(f"straight line: streamed = {ms(fixed)} ms + bytes / {1 / slope / 1e9:.2f} GB/s; the link at "
           f"{big['bytes']} bytes: {link_warm:.2f} GB/s warm, {link_cold:.2f} GB/s cold; the cost per byte is "
           f"{slope * link_warm * 1e9:.2f}x the warm link's and {slope * link_cold * 1e9:.2f}x the cold link's "
-          f"(goal: at most 1.2x, plus the fixed cost)")
+          f"(goal: at most 1.2x), the fixed cost {ms(fixed)} ms")
 
 
 if __name__ == "__main__":

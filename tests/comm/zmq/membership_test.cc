@@ -26,6 +26,18 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// The requests a door holds, polled for until one comes (10 s at most); its polls advance the
+// joiners' handshakes.
+std::vector<JoinRequest> requests_at(JoinDoor& door) {
+  std::vector<JoinRequest> asked;
+  const auto deadline = Clock::now() + 10s;
+  while (asked.empty() && Clock::now() < deadline) {
+    asked = door.poll();
+    std::this_thread::sleep_for(5ms);
+  }
+  return asked;
+}
+
 TEST(ZmqMembership, AnInterruptStopsReceivesButNotTheMembershipTags) {
   auto world = make_zmq_world(2);
   const Tag data = 7, member = membership_tag(0, 0);
@@ -200,12 +212,7 @@ TEST(ZmqMembershipJoin, AReplacementAskingAtTheDoorJoinsTheNextWorld) {
       joiner_error = e.what();
     }
   });
-  std::vector<JoinRequest> asked;
-  const auto deadline = Clock::now() + 10s;
-  while (asked.empty() && Clock::now() < deadline) {
-    asked = door->poll();
-    std::this_thread::sleep_for(5ms);
-  }
+  const std::vector<JoinRequest> asked = requests_at(*door);
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0].label, 7);
   std::vector<MembershipChange> got(2);
@@ -270,13 +277,7 @@ TEST(ZmqMembershipJoin, TheDoorRefusesAnotherSecretAndAClosedDoorRefusesAtOnce) 
       error = e.what();
     }
   });
-  const auto deadline = Clock::now() + 10s;
-  std::vector<JoinRequest> asked;
-  while (asked.empty() && Clock::now() < deadline) {
-    asked = door->poll();
-    std::this_thread::sleep_for(5ms);
-  }
-  EXPECT_EQ(asked.size(), 1u);
+  EXPECT_EQ(requests_at(*door).size(), 1u);
   const auto start = Clock::now();
   door.reset();
   late.join();
@@ -303,16 +304,11 @@ TEST(ZmqMembershipJoin, AJoinerReadiesBuffersOfTheSizesTheDoorExpectsWhileItWait
       client.wait_admission(Clock::now() + 20s);
     } catch (const Error& e) {
       error = e.what();
-    }  // the client's end waits for its buffers
+    }
   });
-  std::vector<JoinRequest> asked;
-  const auto deadline = Clock::now() + 10s;
-  while (asked.empty() && Clock::now() < deadline) {
-    asked = door->poll();
-    std::this_thread::sleep_for(5ms);
-  }
+  const std::vector<JoinRequest> asked = requests_at(*door);
   ASSERT_EQ(asked.size(), 1u);
-  door->refuse(asked[0]);  // the sizes went first, on the same connection
+  door->refuse(asked[0]);  // it asked once its buffers were ready
   replacement.join();
   EXPECT_NE(error.find("refused"), std::string::npos) << error;
   EXPECT_EQ(pool.free_bytes(), before + (size_t{128} << 20));
