@@ -5,17 +5,22 @@
 //   ./build/bench/state_transfer_bench [--hidden 4096] [--repeats 5] [--zmq-scheme ipc]
 //
 // The state is data_parallel's network at --hidden (examples/data_parallel.cc): the f32 tensors
-// 784 x H, H, H x H, H, H x 10 and 10, and a one-element i32 step, with its scalars. Each of the
-// two ways runs on a fresh pair of processes (a fork; ranks meet through a rendezvous on
-// 127.0.0.1:--port, or ipc with --zmq-scheme ipc): the first transfer is cold, as a joiner's is
-// (its receive buffers are touched for the first time), then --repeats more on the same pair.
-// Per transfer rank 0 times from the send to rank 1's one-element answer that it holds it all.
-// Rank 0 prints per way
+// 784 x H, H, H x H, H, H x 10 and 10, and a one-element i32 step, with its scalars. Three ways,
+// each on a fresh pair of processes (a fork; ranks meet through a rendezvous on 127.0.0.1:--port
+// and the next ports, or ipc with --zmq-scheme ipc):
+//
+//   message        one Transport::send of a tensor of the state's bytes
+//   state          send_training_state, received into fresh memory
+//   state_readied  the same, the receiver having readied its buffers first (BufferPool::prefault
+//                  of training_state_message_bytes), as a joining rank does before it asks
+//
+// The first transfer of a pair is "cold" (a fresh process, as a joiner is), then --repeats more.
+// Per transfer rank 1 says it is ready, and rank 0 times from its send to rank 1's answer that
+// it holds it all. Rank 0 prints per way
 //
 //   RESULT,state_transfer,<way>,<bytes>,<cold ms>,<warm ms (median)>
 //
-// with way "message" (one Transport::send of a tensor of the state's bytes) or "state"
-// (send_training_state), and the state's time over the message's.
+// and each state way's time over one warm message's.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,8 +72,17 @@ uint64_t state_bytes(const sf::TrainingState& s) {
   return n;
 }
 
+// The three ways of moving the bytes.
+enum class Way { kMessage, kState, kStateReadied };
+
+const char* way_name(Way w) {
+  return w == Way::kMessage ? "message" : w == Way::kState ? "state" : "state_readied";
+}
+
 // One pair of processes, `1 + repeats` transfers one way; rank 0's timings (rank 1's are empty).
-Timing run_pair(const Config& cfg, int port, bool whole_state) {
+// Before each, rank 1 says it is ready (with kStateReadied once it has readied its buffers, as a
+// joiner does before it asks to join), and rank 0's clock starts then.
+Timing run_pair(const Config& cfg, int port, Way way) {
   std::fflush(stdout);
   const pid_t child = ::fork();
   const int rank = child == 0 ? 1 : 0;
@@ -83,35 +97,42 @@ Timing run_pair(const Config& cfg, int port, bool whole_state) {
     join.options.secret = "state_transfer_bench";
     auto t = sf::comm::make_zmq_world(join);
     auto& pool = sf::comm::BufferPool::global();
-    const sf::comm::Tag data = 1, done = 2;
+    const sf::comm::Tag data = 1, done = 2, ready = 3;
     const sf::TrainingState state = dp_state(cfg.hidden);
     const sf::Tensor message = sf::Tensor::full({static_cast<int64_t>(state_bytes(state) / 4)}, 0.5f);
     for (int i = 0; i <= cfg.repeats; ++i) {
       if (rank == 0) {
+        pool.release(t->recv(1, ready, 60s));
         const auto t0 = Clock::now();
-        if (whole_state)
-          sf::send_training_state(*t, 1, state, 40);
-        else
+        if (way == Way::kMessage)
           t->send(1, data, message);
+        else
+          sf::send_training_state(*t, 1, state, 40);
         pool.release(t->recv(1, done, 60s));
         const double s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (i == 0)
           out.cold = s;
         else
           out.warm.push_back(s);
-      } else if (whole_state) {
-        const sf::ReceivedState got = sf::recv_training_state(*t, 0, 60s);
-        const sf::Tensor& big = got.state.tensors[2].second;
-        if (got.bytes != state_bytes(state) || big.f32()[big.numel() - 1] != 0.5f)
-          throw std::runtime_error("the state arrived wrong");
-        t->send(0, done, sf::Tensor::scalar(1.0f));
-      } else {
+        continue;
+      }
+      if (way == Way::kStateReadied) {
+        const std::vector<uint64_t> sizes = sf::training_state_message_bytes(state);
+        pool.prefault(std::vector<size_t>(sizes.begin(), sizes.end()));
+      }
+      t->send(0, ready, sf::Tensor::scalar(1.0f));
+      if (way == Way::kMessage) {
         const sf::Tensor got = t->recv(0, data, 60s);
         if (got.numel() != message.numel() || got.f32()[got.numel() - 1] != 0.5f)
           throw std::runtime_error("the message arrived wrong");
         pool.release(got);
-        t->send(0, done, sf::Tensor::scalar(1.0f));
+      } else {
+        const sf::ReceivedState got = sf::recv_training_state(*t, 0, 60s);
+        const sf::Tensor& big = got.state.tensors[2].second;
+        if (got.bytes != state_bytes(state) || big.f32()[big.numel() - 1] != 0.5f)
+          throw std::runtime_error("the state arrived wrong");
       }
+      t->send(0, done, sf::Tensor::scalar(1.0f));
     }
     t->close();
   } catch (const std::exception& e) {
@@ -144,14 +165,17 @@ int main(int argc, char** argv) {
   const sf::TrainingState state = dp_state(cfg.hidden);
   const uint64_t bytes = state_bytes(state);
   try {
-    const Timing one = run_pair(cfg, cfg.port, false);
-    const Timing whole = run_pair(cfg, cfg.port + 1, true);
-    std::printf("RESULT,state_transfer,message,%llu,%.3f,%.3f\n", static_cast<unsigned long long>(bytes),
-                one.cold * 1e3, median(one.warm) * 1e3);
-    std::printf("RESULT,state_transfer,state,%llu,%.3f,%.3f\n", static_cast<unsigned long long>(bytes),
-                whole.cold * 1e3, median(whole.warm) * 1e3);
-    std::printf("state / message: %.2fx cold, %.2fx warm\n", whole.cold / one.cold,
-                median(whole.warm) / median(one.warm));
+    std::vector<Timing> got;
+    for (Way w : {Way::kMessage, Way::kState, Way::kStateReadied})
+      got.push_back(run_pair(cfg, cfg.port + static_cast<int>(got.size()), w));
+    for (Way w : {Way::kMessage, Way::kState, Way::kStateReadied}) {
+      const Timing& g = got[static_cast<size_t>(w)];
+      std::printf("RESULT,state_transfer,%s,%llu,%.3f,%.3f\n", way_name(w), static_cast<unsigned long long>(bytes),
+                  g.cold * 1e3, median(g.warm) * 1e3);
+    }
+    const double link = median(got[0].warm);
+    std::printf("against one warm message: state %.2fx cold, %.2fx warm; state_readied %.2fx cold, %.2fx warm\n",
+                got[1].cold / link, median(got[1].warm) / link, got[2].cold / link, median(got[2].warm) / link);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "state_transfer_bench: %s\n", e.what());
     return 1;
