@@ -19,8 +19,10 @@ rank gets SIGKILL. Measured per kill:
 and over the kills the median, min and max of each. A run with no membership change (the kill
 landed after training) is reported and left out.
 
-Then J times the same with `--max-restarts 1`, the kill after a step in [5, 40]: sfrun starts a
-replacement, which joins at rank 0's door (docs/elastic.md, "Rejoin"). Measured per rejoin:
+Then J times the same with `--max-restarts 1`, the kill after a step in [5, 40] (--rejoin-after):
+sfrun starts a replacement, which joins at rank 0's door (docs/elastic.md, "Rejoin"); once
+every rank has printed its join line the job is stopped (SIGTERM to sfrun), the rest of its
+training untimed. Measured per rejoin:
 
   kill -> back to N   from the SIGKILL to the replacement's first loss line (the job on RANKS
                       ranks again): the survivors' change, the replacement's start, its wait at
