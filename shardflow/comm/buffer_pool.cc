@@ -97,9 +97,9 @@ void BufferPool::prefault(const std::vector<size_t>& message_bytes) {
   std::unordered_map<size_t, int> left;  // by class: messages still to ready a buffer for
   size_t total = 0;
   for (size_t n : message_bytes) {
+    if (n == 0) continue;
     const int64_t numel = static_cast<int64_t>((n + sizeof(float) - 1) / sizeof(float));
     const size_t cls = size_class(static_cast<size_t>(numel) * sizeof(float));
-    if (n == 0) continue;
     if (total + cls > kMaxFreeBytes) break;
     total += cls;
     numels.push_back(numel);

@@ -31,8 +31,9 @@ constexpr int kMaxLabel = 1 << 20;
 constexpr uint64_t kMaxAdmissionBytes = 1 << 20;
 constexpr int kDoorRank = 0;
 constexpr Tag kAdmissionTag = 1;
-// The sizes a joiner readies buffers for (JoinDoor::expect): KiB each (a buffer's size class is
-// a power of two of at least 1 KiB, so the rounding changes none), at most kMaxExpected of them.
+// The sizes a joiner readies buffers for (JoinDoor::expect): KiB each, at most kMaxExpected of
+// them. A buffer's size class is a power of two of bytes, so rounding up to whole KiB changes
+// none from 1 KiB on; a smaller message gets a larger buffer than it needs, which costs nothing.
 constexpr Tag kExpectedTag = 2;
 constexpr size_t kMaxExpected = size_t{1} << 14;
 

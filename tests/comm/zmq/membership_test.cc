@@ -286,7 +286,7 @@ TEST(ZmqMembershipJoin, TheDoorRefusesAnotherSecretAndAClosedDoorRefusesAtOnce) 
   for (auto& t : world) t->close();
 }
 
-TEST(ZmqMembershipJoin, AJoinerReadiesBuffersOfTheSizesTheDoorExpectsWhileItWaits) {
+TEST(ZmqMembershipJoin, AJoinerReadiesBuffersOfTheSizesTheDoorExpectsBeforeItAsks) {
   ZmqOptions o;
   o.secret = "expect-test-secret";
   auto world = make_zmq_world(2, o);
