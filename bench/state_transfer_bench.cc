@@ -99,7 +99,9 @@ Timing run_pair(const Config& cfg, int port, Way way) {
     auto& pool = sf::comm::BufferPool::global();
     const sf::comm::Tag data = 1, done = 2, ready = 3;
     const sf::TrainingState state = dp_state(cfg.hidden);
-    const sf::Tensor message = sf::Tensor::full({static_cast<int64_t>(state_bytes(state) / 4)}, 0.5f);
+    const sf::Tensor message = way == Way::kMessage
+                                   ? sf::Tensor::full({static_cast<int64_t>(state_bytes(state) / 4)}, 0.5f)
+                                   : sf::Tensor();
     for (int i = 0; i <= cfg.repeats; ++i) {
       if (rank == 0) {
         pool.release(t->recv(1, ready, 60s));

@@ -93,8 +93,7 @@ Tensor BufferPool::adopt(const Tensor& t) {
 }
 
 void BufferPool::prefault(const std::vector<size_t>& message_bytes) {
-  std::vector<int64_t> numels;
-  std::unordered_map<size_t, int> left;  // by class: messages still to ready a buffer for
+  std::vector<Tensor> held;  // all held until the end: two messages of one class need two buffers
   size_t total = 0;
   for (size_t n : message_bytes) {
     if (n == 0) continue;
@@ -102,24 +101,12 @@ void BufferPool::prefault(const std::vector<size_t>& message_bytes) {
     const size_t cls = size_class(static_cast<size_t>(numel) * sizeof(float));
     if (total + cls > kMaxFreeBytes) break;
     total += cls;
-    numels.push_back(numel);
-    ++left[cls];
-  }
-  // Each buffer goes back as soon as it is ready, for a receive that may already want it
-  // (the messages come in this order); one whose class another message still needs is held
-  // until the last of them, so that each gets a buffer of its own.
-  std::unordered_map<size_t, std::vector<Tensor>> held;
-  for (int64_t numel : numels) {
-    Tensor t = acquire(DType::kF32, numel);
+    held.push_back(acquire(DType::kF32, numel));
     // One write per page maps it; the receive overwrites the bytes.
-    auto* bytes = static_cast<volatile char*>(t.raw());
-    for (size_t at = 0; at < t.nbytes(); at += 4096) bytes[at] = 0;
-    const size_t cls = size_class(t.nbytes());
-    held[cls].push_back(std::move(t));
-    if (--left[cls] > 0) continue;
-    for (const Tensor& h : held[cls]) release(h);
-    held.erase(cls);
+    auto* bytes = static_cast<volatile char*>(held.back().raw());
+    for (size_t at = 0; at < held.back().nbytes(); at += 4096) bytes[at] = 0;
   }
+  for (const Tensor& t : held) release(t);
 }
 
 size_t BufferPool::free_bytes() const {
