@@ -9,6 +9,12 @@ namespace sf::comm::mpi {
 namespace {
 // How often the waiter looks at the members' endpoints.
 constexpr std::chrono::microseconds kClosedCheck{500};
+// How long the waiter goes on after a member's close notice before it reports the member
+// closed. The notice comes over the fabric's point-to-point channel, the collective's data on
+// the group's own communicator, and MPI orders neither against the other: a member that
+// finished the collective (its last piece sent, not yet received here) and then closed is
+// often seen closed before that piece has been taken, and the collective still completes.
+constexpr std::chrono::milliseconds kClosedGrace{300};
 }  // namespace
 
 void NativeOp::complete() {
@@ -34,10 +40,15 @@ int NativeWaiter::closed_member() const {
 // the way in, none to wake it on the way out (docs/mpi_transport.md has the figures).
 NativeWait NativeWaiter::wait_until(std::chrono::steady_clock::time_point deadline) {
   const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+  std::chrono::steady_clock::time_point closed_seen{};
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (op_->done()) return {};
-    if (const int w = closed_member(); w >= 0) return {NativeWait::kPeerClosed, w};
+    if (const int w = closed_member(); w >= 0) {
+      if (w == fabric_.rank()) return {NativeWait::kPeerClosed, w};  // this endpoint: nothing more can arrive
+      if (closed_seen == std::chrono::steady_clock::time_point{}) closed_seen = now;
+      if (now >= closed_seen + kClosedGrace) return {NativeWait::kPeerClosed, w};
+    }
     if (now >= deadline) return {NativeWait::kTimedOut, -1};
     if (fabric_.drive([&] { return op_->done(); }, Fabric::Scope::kCollectives, std::min(deadline, now + kClosedCheck), spin_until)) return {};
   }

@@ -2,7 +2,8 @@
 // fills it and starts it on its own thread (Fabric::start_native); whoever holds the MPI lock
 // when MPI reports it finished calls complete() (comm/mpi/collectives.h), which drops the
 // tensors. NativeWaiter is the caller's handle: it polls the fabric itself until the op is
-// done, its deadline passes or a member's endpoint has closed, so a dead or silent peer never
+// done, its deadline passes or a member's endpoint has closed (a short grace later: the
+// collective may still complete from what the member sent before), so a dead or silent peer never
 // holds the caller beyond its deadline, even though MPI cannot cancel a collective: a
 // given-up operation stays with the fabric, its buffers referenced, until it completes or the
 // fabric shuts down.
