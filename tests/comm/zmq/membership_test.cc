@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include <shardflow/comm/buffer_pool.h>
@@ -25,6 +27,17 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+// Runs `body` on a thread of its own; what it throws lands in `error`.
+std::thread catching(std::string& error, std::function<void()> body) {
+  return std::thread([&error, body = std::move(body)] {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+}
 
 // The requests a door holds, polled for until one comes (10 s at most); its polls advance the
 // joiners' handshakes.
@@ -205,13 +218,7 @@ TEST(ZmqMembershipJoin, AReplacementAskingAtTheDoorJoinsTheNextWorld) {
   ASSERT_TRUE(door);
   std::shared_ptr<Transport> joiner;
   std::string joiner_error;
-  std::thread replacement([&] {
-    try {
-      joiner = join_zmq_world(door->address(), 7, o, 20s);
-    } catch (const std::exception& e) {
-      joiner_error = e.what();
-    }
-  });
+  std::thread replacement = catching(joiner_error, [&] { joiner = join_zmq_world(door->address(), 7, o, 20s); });
   const std::vector<JoinRequest> asked = requests_at(*door);
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0].label, 7);
@@ -270,13 +277,7 @@ TEST(ZmqMembershipJoin, TheDoorRefusesAnotherSecretAndAClosedDoorRefusesAtOnce) 
   poller.join();
   // A joiner that asked, then the door went (the job ended): refused well before its wait.
   std::string error;
-  std::thread late([&] {
-    try {
-      join_zmq_world(address, 1, o, 30s);
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  });
+  std::thread late = catching(error, [&] { join_zmq_world(address, 1, o, 30s); });
   EXPECT_EQ(requests_at(*door).size(), 1u);
   const auto start = Clock::now();
   door.reset();
@@ -298,14 +299,8 @@ TEST(ZmqMembershipJoin, AJoinerReadiesBuffersOfTheSizesTheDoorExpectsBeforeItAsk
   const size_t before = pool.free_bytes();
   const std::string address = door->address();
   std::string error;
-  std::thread replacement([&] {
-    try {
-      zmq::DoorClient client(address, o.secret, 7);
-      client.wait_admission(Clock::now() + 20s);
-    } catch (const Error& e) {
-      error = e.what();
-    }
-  });
+  std::thread replacement =
+      catching(error, [&] { zmq::DoorClient(address, o.secret, 7).wait_admission(Clock::now() + 20s); });
   const std::vector<JoinRequest> asked = requests_at(*door);
   ASSERT_EQ(asked.size(), 1u);
   door->refuse(asked[0]);  // it asked once its buffers were ready
